@@ -1,0 +1,130 @@
+package dev.dedup;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.regex.Pattern;
+
+/**
+ * The limits every store accepts, and the one place they are checked. A store never sees input that breaks them,
+ * so every backend rejects bad input alike, before anything is written.
+ */
+public final class DedupLimits {
+
+    /** Longest key, counted in UTF-8 bytes: well inside DynamoDB's 2048-byte partition key and B-tree index rows. */
+    public static final int MAX_KEY_BYTES = 512;
+
+    /** Largest stored result: leaves room under DynamoDB's 400 KB item limit. */
+    public static final int MAX_RESULT_BYTES = 256 * 1024;
+
+    /** Most keys in one {@code claimAll} call. */
+    public static final int MAX_BATCH_KEYS = 1000;
+
+    /** Shortest lease or retention: backends count in milliseconds. */
+    public static final Duration MIN_DURATION = Duration.ofMillis(1);
+
+    /** Longest lease or retention; anything longer is almost surely a unit mistake. */
+    public static final Duration MAX_DURATION = Duration.ofDays(366);
+
+    /** Namespace syntax: it prefixes keys on every backend, so it must not contain separators. */
+    public static final Pattern NAMESPACE_PATTERN = Pattern.compile("[A-Za-z0-9._-]{1,64}");
+
+    /** The namespace used when none is given. */
+    public static final String DEFAULT_NAMESPACE = "default";
+
+    private static final int SHOWN_CHARS = 40;
+
+    private DedupLimits() {}
+
+    /** Checks a key: not null, not blank, valid Unicode, no NUL, at most {@link #MAX_KEY_BYTES} in UTF-8. */
+    public static String checkKey(String key) {
+        if (key == null) {
+            throw new IllegalArgumentException("key must not be null; allowed: a non-blank string of at most "
+                    + MAX_KEY_BYTES + " UTF-8 bytes");
+        }
+        if (key.isBlank()) {
+            throw new IllegalArgumentException("key must not be blank, but was " + show(key)
+                    + "; allowed: a non-blank string of at most " + MAX_KEY_BYTES + " UTF-8 bytes");
+        }
+        for (int i = 0; i < key.length(); i++) {
+            char c = key.charAt(i);
+            if (c == '\0') {
+                throw new IllegalArgumentException("key must not contain U+0000 (NUL), found at index " + i
+                        + " of " + show(key) + "; PostgreSQL text cannot store it");
+            }
+            if (Character.isHighSurrogate(c) && i + 1 < key.length() && Character.isLowSurrogate(key.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                throw new IllegalArgumentException("key must be valid Unicode, but has an unpaired surrogate at index "
+                        + i + " of " + show(key));
+            }
+        }
+        int bytes = key.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > MAX_KEY_BYTES) {
+            throw new IllegalArgumentException("key must be at most " + MAX_KEY_BYTES + " UTF-8 bytes, but was "
+                    + bytes + " bytes: " + show(key) + "; shorten it with DedupKeys.fit(key) or DedupKeys.hash(key)");
+        }
+        return key;
+    }
+
+    /** Checks a lease or retention: between {@link #MIN_DURATION} and {@link #MAX_DURATION}. */
+    public static Duration checkDuration(String name, Duration duration) {
+        if (duration == null) {
+            throw new IllegalArgumentException(name + " must not be null; allowed: " + durationRange());
+        }
+        if (duration.compareTo(MIN_DURATION) < 0 || duration.compareTo(MAX_DURATION) > 0) {
+            throw new IllegalArgumentException(name + " must be in " + durationRange() + ", but was " + duration);
+        }
+        return duration;
+    }
+
+    /** Checks an optional result: null (no result) or at most {@link #MAX_RESULT_BYTES}. */
+    public static byte[] checkResult(byte[] result) {
+        if (result != null && result.length > MAX_RESULT_BYTES) {
+            throw new IllegalArgumentException("result must be at most " + MAX_RESULT_BYTES + " bytes, but was "
+                    + result.length + " bytes");
+        }
+        return result;
+    }
+
+    /** Checks a batch of keys: not null, 0 to {@link #MAX_BATCH_KEYS} keys, each a valid key. */
+    public static List<String> checkKeys(List<String> keys) {
+        if (keys == null) {
+            throw new IllegalArgumentException("keys must not be null; allowed: a list of 0 to " + MAX_BATCH_KEYS
+                    + " keys");
+        }
+        if (keys.size() > MAX_BATCH_KEYS) {
+            throw new IllegalArgumentException("keys must hold at most " + MAX_BATCH_KEYS + " keys, but held "
+                    + keys.size() + "; split the batch");
+        }
+        for (int i = 0; i < keys.size(); i++) {
+            try {
+                checkKey(keys.get(i));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("keys[" + i + "]: " + e.getMessage(), e);
+            }
+        }
+        return keys;
+    }
+
+    /** Checks a namespace against {@link #NAMESPACE_PATTERN}. */
+    public static String checkNamespace(String namespace) {
+        if (namespace == null || !NAMESPACE_PATTERN.matcher(namespace).matches()) {
+            throw new IllegalArgumentException("namespace must be 1 to 64 characters of A-Z a-z 0-9 . _ -, but was "
+                    + (namespace == null ? "null" : show(namespace)));
+        }
+        return namespace;
+    }
+
+    private static String durationRange() {
+        return "[" + MIN_DURATION + ", " + MAX_DURATION + "] (1 ms to 366 days)";
+    }
+
+    /** Quotes a value for an error message, cut short so a huge key does not flood the log. */
+    static String show(String value) {
+        String escaped = value.replace("\0", "\\0");
+        return escaped.length() <= SHOWN_CHARS
+                ? "'" + escaped + "'"
+                : "'" + escaped.substring(0, SHOWN_CHARS) + "…' (" + value.length() + " chars)";
+    }
+}

@@ -1,0 +1,120 @@
+package dev.dedup;
+
+import dev.dedup.spi.DedupStore;
+import dev.dedup.spi.DedupStoreProvider;
+import dev.dedup.spi.StoreUri;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.ServiceConfigurationError;
+import java.util.ServiceLoader;
+import java.util.TreeMap;
+
+/**
+ * Opens a {@link DedupStore} by URI through the {@link DedupStoreProvider}s on the class path:
+ * {@code DedupStores.open("redis://cache:6379?namespace=orders")}.
+ *
+ * <p>Exactly one provider must claim the URI's scheme: none, or two, fails fast with the list of what was found,
+ * because silently opening the wrong store would break the once-only guarantee. Building a store from a client the
+ * application already has (for example {@code new InMemoryDedupStore(...)}) remains the primary path.
+ */
+public final class DedupStores {
+    /** Where each scheme's provider lives, for the "add this" hint. */
+    private static final Map<String, String> KNOWN_ARTIFACTS = Map.of(
+            "memory", "dev.dedup:dedup-api",
+            "postgresql", "dev.dedup:dedup-store-postgres",
+            "jdbc:postgresql", "dev.dedup:dedup-store-postgres",
+            "redis", "dev.dedup:dedup-store-redis",
+            "rediss", "dev.dedup:dedup-store-redis",
+            "redis-cluster", "dev.dedup:dedup-store-redis",
+            "dynamodb", "dev.dedup:dedup-store-dynamodb",
+            "mongodb", "dev.dedup:dedup-store-mongo",
+            "mongodb+srv", "dev.dedup:dedup-store-mongo");
+
+    private DedupStores() {}
+
+    /** Opens the store for {@code uri}, for example {@code memory:} or {@code redis://host:6379?namespace=orders}. */
+    public static DedupStore open(String uri) {
+        return open(uri, Map.of());
+    }
+
+    /** Opens the store for {@code uri}; {@code properties} override the URI's query parameters. */
+    public static DedupStore open(String uri, Map<String, String> properties) {
+        StoreUri storeUri = StoreUri.parse(uri, properties);
+        Discovery discovery = discover();
+        List<DedupStoreProvider> matching = new ArrayList<>();
+        for (DedupStoreProvider provider : discovery.providers) {
+            if (provider.schemes().contains(storeUri.scheme())) {
+                matching.add(provider);
+            }
+        }
+        if (matching.size() == 1) {
+            return matching.get(0).open(storeUri);
+        }
+        if (matching.isEmpty()) {
+            throw new DedupConfigurationException("no DedupStoreProvider for scheme '" + storeUri.scheme() + "' in "
+                    + storeUri.redacted() + "; found: " + describe(discovery.providers) + broken(discovery)
+                    + ". Add " + KNOWN_ARTIFACTS.getOrDefault(storeUri.scheme(), "the store module for this scheme")
+                    + " to the class path");
+        }
+        throw new DedupConfigurationException("several DedupStoreProviders for scheme '" + storeUri.scheme() + "': "
+                + describe(matching) + "; keep exactly one of them on the class path");
+    }
+
+    /** The providers found on the class path, by scheme; for diagnostics. */
+    public static Map<String, List<String>> providers() {
+        Map<String, List<String>> byScheme = new TreeMap<>();
+        for (DedupStoreProvider provider : discover().providers) {
+            for (String scheme : provider.schemes()) {
+                byScheme.computeIfAbsent(scheme, s -> new ArrayList<>()).add(provider.getClass().getName());
+            }
+        }
+        return byScheme;
+    }
+
+    private record Discovery(List<DedupStoreProvider> providers, List<String> failures) {}
+
+    private static Discovery discover() {
+        ClassLoader loader = Thread.currentThread().getContextClassLoader();
+        Map<String, DedupStoreProvider> byClass = new LinkedHashMap<>();
+        List<String> failures = new ArrayList<>();
+        load(loader == null ? DedupStores.class.getClassLoader() : loader, byClass, failures);
+        // In a container the context loader may not see our own module; look there too.
+        load(DedupStores.class.getClassLoader(), byClass, failures);
+        return new Discovery(List.copyOf(byClass.values()), failures);
+    }
+
+    private static void load(ClassLoader loader, Map<String, DedupStoreProvider> byClass, List<String> failures) {
+        Iterator<DedupStoreProvider> iterator = ServiceLoader.load(DedupStoreProvider.class, loader).iterator();
+        while (true) {
+            try {
+                if (!iterator.hasNext()) {
+                    return;
+                }
+                DedupStoreProvider provider = iterator.next();
+                byClass.putIfAbsent(provider.getClass().getName(), provider);
+            } catch (ServiceConfigurationError e) {
+                // One broken jar must not hide the others: report it with the rest.
+                failures.add(e.getMessage());
+            }
+        }
+    }
+
+    private static String describe(List<DedupStoreProvider> providers) {
+        if (providers.isEmpty()) {
+            return "none";
+        }
+        List<String> described = new ArrayList<>();
+        for (DedupStoreProvider provider : providers) {
+            described.add(provider.schemes() + " by " + provider.getClass().getName() + " (" + provider.artifact()
+                    + ")");
+        }
+        return String.join(", ", described);
+    }
+
+    private static String broken(Discovery discovery) {
+        return discovery.failures.isEmpty() ? "" : "; providers that failed to load: " + discovery.failures;
+    }
+}

@@ -1,0 +1,63 @@
+package dev.dedup;
+
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * A lost claim: a live record already holds the key. Its {@link #state()} tells whether the work is still running
+ * elsewhere ({@link RecordState#IN_PROGRESS}) or done ({@link RecordState#COMPLETED}, with the stored result if any).
+ */
+public final class Duplicate implements ClaimResult {
+    private final String key;
+    private final RecordState state;
+    private final Instant expiresAt;
+    private final byte[] result;
+
+    public Duplicate(String key, RecordState state, Instant expiresAt, byte[] result) {
+        this.key = Objects.requireNonNull(key, "key");
+        this.state = Objects.requireNonNull(state, "state");
+        this.expiresAt = Objects.requireNonNull(expiresAt, "expiresAt");
+        this.result = result == null ? null : result.clone();
+    }
+
+    @Override
+    public String key() {
+        return key;
+    }
+
+    public RecordState state() {
+        return state;
+    }
+
+    @Override
+    public Instant expiresAt() {
+        return expiresAt;
+    }
+
+    /** The result stored by {@code complete}; empty while in progress or when none was stored. */
+    public Optional<byte[]> result() {
+        return Optional.ofNullable(result).map(byte[]::clone);
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        return other instanceof Duplicate that
+                && key.equals(that.key)
+                && state == that.state
+                && expiresAt.equals(that.expiresAt)
+                && Arrays.equals(result, that.result);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(key, state, expiresAt, Arrays.hashCode(result));
+    }
+
+    @Override
+    public String toString() {
+        return "Duplicate[key=" + key + ", state=" + state + ", expiresAt=" + expiresAt
+                + ", result=" + (result == null ? "none" : result.length + " bytes") + "]";
+    }
+}

@@ -1,0 +1,114 @@
+package dev.dedup.memory;
+
+import dev.dedup.Claim;
+import dev.dedup.ClaimResult;
+import dev.dedup.DedupLimits;
+import dev.dedup.Duplicate;
+import dev.dedup.RecordState;
+import dev.dedup.spi.AbstractDedupStore;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A thread-safe store in this JVM's memory: the reference implementation of the contract, the store for users'
+ * unit tests and for single-process consumers. Records vanish with the process, so it cannot deduplicate across
+ * processes or restarts.
+ *
+ * <p>Each operation is one atomic {@link ConcurrentHashMap#compute} on the key. Time comes from the injected
+ * {@link Clock}; expired records are swept every {@value #SWEEP_EVERY} claims so memory stays bounded.
+ */
+public final class InMemoryDedupStore extends AbstractDedupStore {
+    static final int SWEEP_EVERY = 1024;
+
+    private record Entry(String owner, RecordState state, Instant expiresAt, byte[] result) {
+        boolean liveAt(Instant now) {
+            return expiresAt.isAfter(now);
+        }
+
+        boolean heldBy(String candidate, Instant now) {
+            return state == RecordState.IN_PROGRESS && owner.equals(candidate) && liveAt(now);
+        }
+    }
+
+    private final ConcurrentHashMap<String, Entry> entries = new ConcurrentHashMap<>();
+    private final AtomicLong claimsSinceSweep = new AtomicLong();
+    private final Clock clock;
+
+    /** A store in the {@code default} namespace on the system clock. */
+    public InMemoryDedupStore() {
+        this(DedupLimits.DEFAULT_NAMESPACE, Clock.systemUTC());
+    }
+
+    public InMemoryDedupStore(String namespace) {
+        this(namespace, Clock.systemUTC());
+    }
+
+    /** A store whose expiry follows {@code clock}: pass a controllable clock to test expiry without waiting. */
+    public InMemoryDedupStore(String namespace, Clock clock) {
+        super(namespace);
+        this.clock = Objects.requireNonNull(clock, "clock");
+    }
+
+    /** Records held now, live or expired but not yet swept. */
+    public int size() {
+        return entries.size();
+    }
+
+    /** Removes expired records now (also done every {@value #SWEEP_EVERY} claims); returns how many. */
+    public int sweepExpired() {
+        Instant now = clock.instant();
+        int removed = 0;
+        for (var entry : entries.entrySet()) {
+            // remove(key, value) only removes the exact record seen, never one a concurrent claim just wrote.
+            if (!entry.getValue().liveAt(now) && entries.remove(entry.getKey(), entry.getValue())) {
+                removed++;
+            }
+        }
+        return removed;
+    }
+
+    @Override
+    protected ClaimResult doClaim(String key, String owner, Duration lease) {
+        if (claimsSinceSweep.incrementAndGet() % SWEEP_EVERY == 0) {
+            sweepExpired();
+        }
+        Instant now = clock.instant();
+        Entry fresh = new Entry(owner, RecordState.IN_PROGRESS, now.plus(lease), null);
+        Entry current = entries.compute(key, (k, existing) -> existing != null && existing.liveAt(now) ? existing : fresh);
+        if (current == fresh) {
+            return new Claim(namespace(), key, owner, fresh.expiresAt());
+        }
+        return new Duplicate(key, current.state(), current.expiresAt(), current.result());
+    }
+
+    @Override
+    protected boolean doComplete(Claim claim, Duration retention, byte[] result) {
+        Instant now = clock.instant();
+        Entry done = new Entry(claim.owner(), RecordState.COMPLETED, now.plus(retention), result);
+        return entries.computeIfPresent(claim.key(), (k, existing) -> existing.heldBy(claim.owner(), now) ? done : existing)
+                == done;
+    }
+
+    @Override
+    protected boolean doRelease(Claim claim) {
+        Instant now = clock.instant();
+        boolean[] released = {false};
+        entries.computeIfPresent(claim.key(), (k, existing) -> {
+            released[0] = existing.heldBy(claim.owner(), now);
+            return released[0] ? null : existing;
+        });
+        return released[0];
+    }
+
+    @Override
+    protected boolean doExtend(Claim claim, Duration lease) {
+        Instant now = clock.instant();
+        Entry renewed = new Entry(claim.owner(), RecordState.IN_PROGRESS, now.plus(lease), null);
+        return entries.computeIfPresent(claim.key(), (k, existing) -> existing.heldBy(claim.owner(), now) ? renewed : existing)
+                == renewed;
+    }
+}

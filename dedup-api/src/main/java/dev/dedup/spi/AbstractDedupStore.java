@@ -1,0 +1,127 @@
+package dev.dedup.spi;
+
+import dev.dedup.Claim;
+import dev.dedup.ClaimResult;
+import dev.dedup.DedupLimits;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * The base every store extends: it checks every argument once, here, so all backends reject bad input alike and
+ * before anything is written, and refuses calls after {@link #close()}. Backends implement the {@code do*} methods
+ * and receive only valid input.
+ */
+public abstract class AbstractDedupStore implements DedupStore {
+    private final String namespace;
+    private volatile boolean closed;
+
+    protected AbstractDedupStore(String namespace) {
+        this.namespace = DedupLimits.checkNamespace(namespace);
+    }
+
+    @Override
+    public final String namespace() {
+        return namespace;
+    }
+
+    @Override
+    public final ClaimResult claim(String key, Duration lease) {
+        checkOpen();
+        DedupLimits.checkKey(key);
+        DedupLimits.checkDuration("lease", lease);
+        return doClaim(key, newOwnerToken(), lease);
+    }
+
+    @Override
+    public final boolean complete(Claim claim, Duration retention, byte[] result) {
+        checkOpen();
+        checkClaim(claim);
+        DedupLimits.checkDuration("retention", retention);
+        DedupLimits.checkResult(result);
+        return doComplete(claim, retention, result == null ? null : result.clone());
+    }
+
+    @Override
+    public final boolean release(Claim claim) {
+        checkOpen();
+        checkClaim(claim);
+        return doRelease(claim);
+    }
+
+    @Override
+    public final boolean extend(Claim claim, Duration lease) {
+        checkOpen();
+        checkClaim(claim);
+        DedupLimits.checkDuration("lease", lease);
+        return doExtend(claim, lease);
+    }
+
+    @Override
+    public final List<ClaimResult> claimAll(List<String> keys, Duration lease) {
+        checkOpen();
+        DedupLimits.checkKeys(keys);
+        DedupLimits.checkDuration("lease", lease);
+        if (keys.isEmpty()) {
+            return List.of();
+        }
+        return List.copyOf(doClaimAll(List.copyOf(keys), lease));
+    }
+
+    @Override
+    public final void close() {
+        if (!closed) {
+            closed = true;
+            doClose();
+        }
+    }
+
+    /** Claims a valid key under the fresh {@code owner} token. */
+    protected abstract ClaimResult doClaim(String key, String owner, Duration lease);
+
+    /** Completes the record iff it is in progress, carries {@code claim.owner()} and has not expired. */
+    protected abstract boolean doComplete(Claim claim, Duration retention, byte[] result);
+
+    /** Deletes the record iff it is in progress, carries {@code claim.owner()} and has not expired. */
+    protected abstract boolean doRelease(Claim claim);
+
+    /** Moves the expiry to now + {@code lease} iff the record is in progress, carries the owner and has not expired. */
+    protected abstract boolean doExtend(Claim claim, Duration lease);
+
+    /**
+     * Claims a valid, non-empty batch, results in input order. This default makes one call per key; a store
+     * overrides it to claim the whole batch in one round trip. Use {@link #newOwnerToken()} for each claimed key.
+     */
+    protected List<ClaimResult> doClaimAll(List<String> keys, Duration lease) {
+        List<ClaimResult> results = new ArrayList<>(keys.size());
+        for (String key : keys) {
+            results.add(doClaim(key, newOwnerToken(), lease));
+        }
+        return results;
+    }
+
+    /** Frees what the store created itself. Called once. */
+    protected void doClose() {}
+
+    /** A fresh random owner token. */
+    protected static String newOwnerToken() {
+        return UUID.randomUUID().toString();
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("this dedup store (namespace '" + namespace + "') is closed");
+        }
+    }
+
+    private void checkClaim(Claim claim) {
+        if (claim == null) {
+            throw new IllegalArgumentException("claim must not be null; pass the Claim that claim() returned");
+        }
+        if (!claim.namespace().equals(namespace)) {
+            throw new IllegalArgumentException("claim belongs to namespace '" + claim.namespace()
+                    + "', but this store's namespace is '" + namespace + "'");
+        }
+    }
+}

@@ -1,0 +1,102 @@
+package dev.dedup.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.dedup.Claim;
+import dev.dedup.ClaimResult;
+import dev.dedup.Duplicate;
+import dev.dedup.spi.DedupStore;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+
+/**
+ * The hooks a store's test implements, and what the contract tests share: a fresh store per test in a random
+ * namespace, random keys, and waiting out short leases.
+ */
+public abstract class ContractFixture {
+    /** A lease that expires during the test; long enough for a slow round trip to finish inside it. */
+    protected static final Duration SHORT = Duration.ofMillis(300);
+    /** A lease that never expires during the test. */
+    protected static final Duration LONG = Duration.ofMinutes(5);
+    /** A retention that never expires during the test. */
+    protected static final Duration VERY_LONG = Duration.ofDays(7);
+
+    private final List<DedupStore> opened = new ArrayList<>();
+
+    /** The store under test, in {@link #namespace}. */
+    protected DedupStore store;
+    /** A random namespace for this test. */
+    protected String namespace;
+    /** A random prefix that keeps this test's fixed keys apart from other runs'. */
+    protected String runId;
+
+    /** Opens the store under test in {@code namespace}, built the primary way (from a client object). */
+    protected abstract DedupStore openStore(String namespace);
+
+    /** A URI that {@code DedupStores.open} turns into the same kind of store, in {@code namespace}. */
+    protected abstract String storeUri(String namespace);
+
+    /**
+     * How far the store's clock may differ from this JVM's, plus one round trip. Expiry tests wait this much past
+     * an expiry before claiming again.
+     */
+    protected Duration clockTolerance() {
+        return Duration.ofMillis(100);
+    }
+
+    @BeforeEach
+    final void openTheStore() {
+        runId = randomId() + "-";
+        namespace = "tck-" + randomId();
+        store = open(namespace);
+    }
+
+    @AfterEach
+    final void closeTheStores() {
+        for (DedupStore each : opened) {
+            each.close();
+        }
+        opened.clear();
+    }
+
+    /** Opens another store (closed after the test). */
+    protected final DedupStore open(String namespace) {
+        return track(openStore(namespace));
+    }
+
+    protected final DedupStore track(DedupStore store) {
+        opened.add(store);
+        return store;
+    }
+
+    protected final String newKey() {
+        return runId + UUID.randomUUID();
+    }
+
+    protected static Claim claimed(ClaimResult result) {
+        assertThat(result).as("claim result").isInstanceOf(Claim.class);
+        return (Claim) result;
+    }
+
+    protected static Duplicate duplicate(ClaimResult result) {
+        assertThat(result).as("claim result").isInstanceOf(Duplicate.class);
+        return (Duplicate) result;
+    }
+
+    /** Sleeps until {@code expiresAt} has passed by the clock tolerance. */
+    protected final void sleepPast(Instant expiresAt) throws InterruptedException {
+        long millis = Duration.between(Instant.now(), expiresAt.plus(clockTolerance())).toMillis();
+        if (millis > 0) {
+            Thread.sleep(millis);
+        }
+    }
+
+    static String randomId() {
+        return UUID.randomUUID().toString().substring(0, 8);
+    }
+}

@@ -1,0 +1,418 @@
+package dev.dedup.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.dedup.Claim;
+import dev.dedup.ClaimResult;
+import dev.dedup.DedupConfigurationException;
+import dev.dedup.DedupLimits;
+import dev.dedup.DedupStores;
+import dev.dedup.Duplicate;
+import dev.dedup.RecordState;
+import dev.dedup.spi.DedupStore;
+import dev.dedup.spi.StoreUri;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The contract every {@link DedupStore} keeps. A store module proves itself by extending this class in its tests:
+ *
+ * <pre>{@code
+ * class RedisDedupStoreContractTest extends DedupStoreContractTest {
+ *     protected DedupStore openStore(String namespace) { return new RedisDedupStore(connection, namespace); }
+ *     protected String storeUri(String namespace) { return REDIS_URL + "?namespace=" + namespace; }
+ * }
+ * }</pre>
+ *
+ * <p>Each test runs in a fresh random namespace, so the kit can run against a long-lived server without cleanup.
+ * Expiry is tested by waiting out short leases on the store's own clock, so a run takes seconds, not minutes.
+ * A store that needs an exemption from any test here has a bug or a documented limitation.
+ */
+public abstract class DedupStoreContractTest extends ConcurrencyContract {
+    private static final byte[] RESULT = "{\"reservation\":42}".getBytes(StandardCharsets.UTF_8);
+
+    // ----- claim -------------------------------------------------------------------------------------------------
+
+    @Test
+    @DisplayName("a fresh key is claimed, with an owner token and an expiry one lease away")
+    void claimsAFreshKey() {
+        String key = newKey();
+        Instant before = Instant.now();
+
+        Claim claim = claimed(store.claim(key, LONG));
+
+        assertThat(claim.key()).isEqualTo(key);
+        assertThat(claim.namespace()).isEqualTo(store.namespace());
+        assertThat(claim.owner()).isNotBlank();
+        assertThat(claim.expiresAt())
+                .isAfter(before.plus(LONG).minus(clockTolerance()))
+                .isBefore(Instant.now().plus(LONG).plus(clockTolerance()));
+    }
+
+    @Test
+    @DisplayName("every claim gets its own owner token")
+    void givesEveryClaimItsOwnOwnerToken() {
+        Claim first = claimed(store.claim(newKey(), LONG));
+        Claim second = claimed(store.claim(newKey(), LONG));
+
+        assertThat(first.owner()).isNotEqualTo(second.owner());
+    }
+
+    @Test
+    @DisplayName("a second claim of a live key is a duplicate in progress, with the holder's expiry")
+    void reportsALiveClaimAsDuplicateInProgress() {
+        String key = newKey();
+        Claim claim = claimed(store.claim(key, LONG));
+
+        Duplicate duplicate = duplicate(store.claim(key, LONG));
+
+        assertThat(duplicate.key()).isEqualTo(key);
+        assertThat(duplicate.state()).isEqualTo(RecordState.IN_PROGRESS);
+        assertThat(duplicate.result()).isEmpty();
+        assertThat(Duration.between(claim.expiresAt(), duplicate.expiresAt()).abs()).isLessThan(Duration.ofMillis(5));
+    }
+
+    @Test
+    @DisplayName("a duplicate claim does not extend the live record")
+    void duplicateClaimDoesNotExtendTheRecord() throws InterruptedException {
+        String key = newKey();
+        Claim claim = claimed(store.claim(key, SHORT));
+        duplicate(store.claim(key, LONG));
+
+        sleepPast(claim.expiresAt());
+
+        assertThat(store.claim(key, LONG)).isInstanceOf(Claim.class);
+    }
+
+    @Test
+    @DisplayName("a key is claimable again as soon as its lease expires, even if the backend has not deleted it")
+    void claimableAgainOnceTheLeaseExpires() throws InterruptedException {
+        String key = newKey();
+        Claim first = claimed(store.claim(key, SHORT));
+
+        sleepPast(first.expiresAt());
+        Claim second = claimed(store.claim(key, LONG));
+
+        assertThat(second.owner()).isNotEqualTo(first.owner());
+        assertThat(store.claim(key, LONG)).isInstanceOf(Duplicate.class);
+    }
+
+    // ----- complete ----------------------------------------------------------------------------------------------
+
+    @Test
+    @DisplayName("a completed key is a completed duplicate that returns the stored result")
+    void completedDuplicateReturnsTheResult() {
+        String key = newKey();
+        Claim claim = claimed(store.claim(key, LONG));
+        Instant beforeComplete = Instant.now();
+
+        assertThat(store.complete(claim, VERY_LONG, RESULT)).isTrue();
+        Duplicate duplicate = duplicate(store.claim(key, LONG));
+
+        assertThat(duplicate.state()).isEqualTo(RecordState.COMPLETED);
+        assertThat(duplicate.result()).hasValueSatisfying(bytes -> assertThat(bytes).isEqualTo(RESULT));
+        assertThat(duplicate.expiresAt()).isAfter(beforeComplete.plus(VERY_LONG).minus(clockTolerance()));
+    }
+
+    @Test
+    @DisplayName("a key completed without a result reports no result")
+    void completedWithoutResultReportsNone() {
+        String key = newKey();
+        assertThat(store.complete(claimed(store.claim(key, LONG)), LONG, null)).isTrue();
+
+        Duplicate duplicate = duplicate(store.claim(key, LONG));
+
+        assertThat(duplicate.state()).isEqualTo(RecordState.COMPLETED);
+        assertThat(duplicate.result()).isEmpty();
+    }
+
+    @Test
+    @DisplayName("results are stored byte for byte, empty and maximum size included")
+    void storesResultsByteForByte() {
+        byte[] everyByte = new byte[256];
+        for (int i = 0; i < everyByte.length; i++) {
+            everyByte[i] = (byte) i;
+        }
+        byte[] largest = new byte[DedupLimits.MAX_RESULT_BYTES];
+        Arrays.fill(largest, (byte) 0x7f);
+        largest[0] = 0;
+        largest[largest.length - 1] = (byte) 0xff;
+
+        for (byte[] result : List.of(everyByte, new byte[0], largest)) {
+            String key = newKey();
+            assertThat(store.complete(claimed(store.claim(key, LONG)), LONG, result)).isTrue();
+            assertThat(duplicate(store.claim(key, LONG)).result())
+                    .hasValueSatisfying(bytes -> assertThat(bytes).isEqualTo(result));
+        }
+    }
+
+    @Test
+    @DisplayName("a completed key is claimable again once its retention expires")
+    void claimableAgainOnceTheRetentionExpires() throws InterruptedException {
+        String key = newKey();
+        assertThat(store.complete(claimed(store.claim(key, LONG)), SHORT, RESULT)).isTrue();
+        Duplicate completed = duplicate(store.claim(key, LONG));
+
+        sleepPast(completed.expiresAt());
+
+        assertThat(store.claim(key, LONG)).isInstanceOf(Claim.class);
+    }
+
+    @Test
+    @DisplayName("completing twice fails the second time and keeps the first result")
+    void completeTwiceKeepsTheFirstResult() {
+        String key = newKey();
+        Claim claim = claimed(store.claim(key, LONG));
+        assertThat(store.complete(claim, LONG, RESULT)).isTrue();
+
+        assertThat(store.complete(claim, LONG, new byte[] {1})).isFalse();
+
+        assertThat(duplicate(store.claim(key, LONG)).result())
+                .hasValueSatisfying(bytes -> assertThat(bytes).isEqualTo(RESULT));
+    }
+
+    // ----- release and extend ------------------------------------------------------------------------------------
+
+    @Test
+    @DisplayName("release frees the key at once, and a second release finds nothing")
+    void releaseFreesTheKeyAtOnce() {
+        String key = newKey();
+        Claim claim = claimed(store.claim(key, LONG));
+
+        assertThat(store.release(claim)).isTrue();
+        assertThat(store.release(claim)).isFalse();
+        assertThat(store.claim(key, LONG)).isInstanceOf(Claim.class);
+    }
+
+    @Test
+    @DisplayName("a completed record cannot be released: redeliveries stay duplicates")
+    void completedRecordCannotBeReleased() {
+        String key = newKey();
+        Claim claim = claimed(store.claim(key, LONG));
+        assertThat(store.complete(claim, LONG, RESULT)).isTrue();
+
+        assertThat(store.release(claim)).isFalse();
+        assertThat(store.extend(claim, LONG)).isFalse();
+
+        assertThat(duplicate(store.claim(key, LONG)).state()).isEqualTo(RecordState.COMPLETED);
+    }
+
+    @Test
+    @DisplayName("extend keeps a claim alive past its first lease")
+    void extendKeepsTheClaimAlive() throws InterruptedException {
+        String key = newKey();
+        Claim claim = claimed(store.claim(key, SHORT));
+
+        assertThat(store.extend(claim, LONG)).isTrue();
+        sleepPast(claim.expiresAt());
+
+        Duplicate duplicate = duplicate(store.claim(key, LONG));
+        assertThat(duplicate.state()).isEqualTo(RecordState.IN_PROGRESS);
+        assertThat(duplicate.expiresAt()).isAfter(claim.expiresAt());
+        assertThat(store.complete(claim, LONG, RESULT)).isTrue();
+    }
+
+    // ----- stale owners ------------------------------------------------------------------------------------------
+
+    @Test
+    @DisplayName("after a takeover the stale owner can neither complete, release nor extend")
+    void staleOwnerCannotTouchTheNewOwnersRecord() throws InterruptedException {
+        String key = newKey();
+        Claim stale = claimed(store.claim(key, SHORT));
+        sleepPast(stale.expiresAt());
+        Claim current = claimed(store.claim(key, LONG));
+
+        assertThat(store.complete(stale, LONG, RESULT)).isFalse();
+        assertThat(store.release(stale)).isFalse();
+        assertThat(store.extend(stale, VERY_LONG)).isFalse();
+
+        Duplicate duplicate = duplicate(store.claim(key, LONG));
+        assertThat(duplicate.state()).isEqualTo(RecordState.IN_PROGRESS);
+        assertThat(Duration.between(current.expiresAt(), duplicate.expiresAt()).abs()).isLessThan(Duration.ofMillis(5));
+        assertThat(store.complete(current, LONG, new byte[] {7})).isTrue();
+        assertThat(duplicate(store.claim(key, LONG)).result()).hasValueSatisfying(b -> assertThat(b).containsExactly(7));
+    }
+
+    @Test
+    @DisplayName("an owner whose lease lapsed cannot complete, release or extend, even before anyone takes over")
+    void lapsedOwnerCannotActWithoutTakeover() throws InterruptedException {
+        String key = newKey();
+        Claim lapsed = claimed(store.claim(key, SHORT));
+        sleepPast(lapsed.expiresAt());
+
+        assertThat(store.extend(lapsed, LONG)).isFalse();
+        assertThat(store.complete(lapsed, LONG, RESULT)).isFalse();
+        assertThat(store.release(lapsed)).isFalse();
+        assertThat(store.claim(key, LONG)).isInstanceOf(Claim.class);
+    }
+
+    // ----- claimAll ----------------------------------------------------------------------------------------------
+
+    @Test
+    @DisplayName("claimAll returns one claim per fresh key, in input order")
+    void claimAllKeepsInputOrder() {
+        List<String> keys = List.of(newKey(), newKey(), newKey(), newKey(), newKey());
+
+        List<ClaimResult> results = store.claimAll(keys, LONG);
+
+        assertThat(results).hasSize(keys.size()).allSatisfy(result -> assertThat(result).isInstanceOf(Claim.class));
+        assertThat(results.stream().map(ClaimResult::key).toList()).isEqualTo(keys);
+        assertThat(results.stream().map(result -> ((Claim) result).owner()).distinct()).hasSize(keys.size());
+        for (ClaimResult result : results) {
+            assertThat(store.complete((Claim) result, LONG, RESULT)).isTrue();
+        }
+    }
+
+    @Test
+    @DisplayName("claimAll reports a key repeated in one batch as one claim, then duplicates")
+    void claimAllReportsRepeatsInTheBatch() {
+        String a = newKey();
+        String b = newKey();
+
+        List<ClaimResult> results = store.claimAll(List.of(a, b, a, a), LONG);
+
+        assertThat(results.get(0)).isInstanceOf(Claim.class);
+        assertThat(results.get(1)).isInstanceOf(Claim.class);
+        assertThat(duplicate(results.get(2)).state()).isEqualTo(RecordState.IN_PROGRESS);
+        assertThat(duplicate(results.get(3)).state()).isEqualTo(RecordState.IN_PROGRESS);
+        assertThat(results.get(2).key()).isEqualTo(a);
+    }
+
+    @Test
+    @DisplayName("claimAll mixes new keys, live claims, completed keys and expired records")
+    void claimAllMixesNewAndExistingKeys() throws InterruptedException {
+        String fresh = newKey();
+        String live = newKey();
+        String completed = newKey();
+        String expired = newKey();
+        claimed(store.claim(live, LONG));
+        assertThat(store.complete(claimed(store.claim(completed, LONG)), LONG, RESULT)).isTrue();
+        sleepPast(claimed(store.claim(expired, SHORT)).expiresAt());
+
+        List<ClaimResult> results = store.claimAll(List.of(fresh, live, completed, expired), LONG);
+
+        assertThat(results.get(0)).isInstanceOf(Claim.class);
+        assertThat(duplicate(results.get(1)).state()).isEqualTo(RecordState.IN_PROGRESS);
+        Duplicate done = duplicate(results.get(2));
+        assertThat(done.state()).isEqualTo(RecordState.COMPLETED);
+        assertThat(done.result()).hasValueSatisfying(bytes -> assertThat(bytes).isEqualTo(RESULT));
+        assertThat(results.get(3)).isInstanceOf(Claim.class);
+        assertThat(store.claim(fresh, LONG)).isInstanceOf(Duplicate.class);
+    }
+
+    @Test
+    @DisplayName("claimAll of no keys returns no results")
+    void claimAllOfNothing() {
+        assertThat(store.claimAll(List.of(), LONG)).isEmpty();
+    }
+
+    // ----- namespaces and keys -----------------------------------------------------------------------------------
+
+    @Test
+    @DisplayName("the same key in two namespaces is two keys")
+    void namespacesIsolateKeys() {
+        DedupStore other = open(namespace + "-other");
+        String key = newKey();
+
+        Claim here = claimed(store.claim(key, LONG));
+        Claim there = claimed(other.claim(key, LONG));
+        assertThat(store.complete(here, LONG, RESULT)).isTrue();
+
+        assertThat(duplicate(store.claim(key, LONG)).state()).isEqualTo(RecordState.COMPLETED);
+        assertThat(duplicate(other.claim(key, LONG)).state()).isEqualTo(RecordState.IN_PROGRESS);
+        assertThatThrownBy(() -> store.release(there))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(namespace + "-other");
+        assertThat(other.release(there)).isTrue();
+        assertThat(duplicate(store.claim(key, LONG)).state()).isEqualTo(RecordState.COMPLETED);
+    }
+
+    static Stream<String> opaqueKeys() {
+        return Stream.of(
+                "ключ-🔑-鍵-κλειδί",
+                "{user-42}",
+                "{",
+                "}{",
+                "orders:eu:42",
+                "a/b\\c|d?e&f=g#h%20",
+                " leading and trailing spaces ",
+                "line\nbreak\ttab",
+                "'; DROP TABLE dedup; --",
+                "*?[]",
+                "e\u0301",
+                "\u00e9",
+                "Key",
+                "key",
+                "🔑".repeat(DedupLimits.MAX_KEY_BYTES / 4));
+    }
+
+    @ParameterizedTest
+    @MethodSource("opaqueKeys")
+    @DisplayName("keys are opaque: any Unicode, separators, braces and the maximum length")
+    void keysAreOpaque(String suffix) {
+        // Keys from the list collide on purpose across parameters ("Key"/"key", composed/decomposed é):
+        // a fresh namespace prefix per run keeps them independent of other tests.
+        String key = suffix.length() * 4 >= DedupLimits.MAX_KEY_BYTES ? suffix : runId + suffix;
+
+        Claim claim = claimed(store.claim(key, LONG));
+        assertThat(claim.key()).isEqualTo(key);
+        assertThat(duplicate(store.claim(key, LONG)).key()).isEqualTo(key);
+        assertThat(store.complete(claim, LONG, RESULT)).isTrue();
+    }
+
+    @Test
+    @DisplayName("keys differing only in case or Unicode normalization are different keys")
+    void keysAreComparedExactly() {
+        for (List<String> pair : List.of(List.of("Key", "key"), List.of("e\u0301", "\u00e9"), List.of("a:b", "a:b "))) {
+            claimed(store.claim(runId + pair.get(0), LONG));
+            claimed(store.claim(runId + pair.get(1), LONG));
+        }
+    }
+
+    // ----- discovery and lifecycle -------------------------------------------------------------------------------
+
+    @Test
+    @DisplayName("the store opens through DedupStores.open by URI, in the URI's namespace")
+    void opensThroughDiscovery() {
+        DedupStore discovered = track(DedupStores.open(storeUri(namespace + "-uri")));
+
+        assertThat(discovered.namespace()).isEqualTo(namespace + "-uri");
+        String key = newKey();
+        assertThat(discovered.claim(key, LONG)).isInstanceOf(Claim.class);
+        assertThat(discovered.claim(key, LONG)).isInstanceOf(Duplicate.class);
+    }
+
+    @Test
+    @DisplayName("an unknown scheme fails fast and lists the providers found, this store's among them")
+    void unknownSchemeListsProviders() {
+        String scheme = StoreUri.schemeOf(storeUri(namespace));
+
+        assertThatThrownBy(() -> DedupStores.open("nosuchstore://host/db"))
+                .isInstanceOf(DedupConfigurationException.class)
+                .hasMessageContaining("nosuchstore")
+                .hasMessageContaining(scheme);
+    }
+
+    @Test
+    @DisplayName("a closed store refuses further calls")
+    void closedStoreRefusesCalls() {
+        DedupStore closing = open(namespace + "-closed");
+        Claim claim = claimed(closing.claim(newKey(), LONG));
+        closing.close();
+        closing.close();
+
+        assertThatThrownBy(() -> closing.claim(newKey(), LONG)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
+        assertThatThrownBy(() -> closing.complete(claim, LONG, null)).isInstanceOf(IllegalStateException.class);
+    }
+
+}

@@ -1,0 +1,44 @@
+package dev.dedup.tck;
+
+import java.util.function.Supplier;
+import org.junit.jupiter.api.Assumptions;
+import org.testcontainers.DockerClientFactory;
+
+/**
+ * Finds the real server a store's tests run against, in this order: a URL in an environment variable (what
+ * {@code scripts/test-servers.sh} prints, and what CI uses), else a Testcontainers container where a Docker engine
+ * runs, else a clear failure under {@code CI=true} or a skip with the same message locally.
+ */
+public final class TestServers {
+    private TestServers() {}
+
+    /**
+     * The URL of {@code server} ("PostgreSQL 15 with pg_cron", ...) from {@code environmentVariable}, or from
+     * {@code container} (may be null when no image can serve) when Docker is available.
+     */
+    public static String require(String server, String environmentVariable, Supplier<String> container) {
+        String url = System.getenv(environmentVariable);
+        if (url != null && !url.isBlank()) {
+            return url;
+        }
+        if (container != null && dockerAvailable()) {
+            return container.get();
+        }
+        String message = server + " is not available to the tests: set " + environmentVariable
+                + ", for example with eval \"$(scripts/test-servers.sh up)\" from the repository root"
+                + (container == null ? "" : ", or run where a Docker engine is available for Testcontainers");
+        if (Boolean.parseBoolean(System.getenv("CI"))) {
+            throw new IllegalStateException(message + " (CI=true: a missing server fails the run)");
+        }
+        Assumptions.abort(message);
+        throw new AssertionError("unreachable");
+    }
+
+    private static boolean dockerAvailable() {
+        try {
+            return DockerClientFactory.instance().isDockerAvailable();
+        } catch (RuntimeException | LinkageError e) {
+            return false;
+        }
+    }
+}

@@ -1,0 +1,18 @@
+package dev.dedup.tck;
+
+import dev.dedup.memory.InMemoryDedupStore;
+import dev.dedup.spi.DedupStore;
+
+/** The kit's self-test: the in-memory reference store keeps the whole contract. */
+class InMemoryDedupStoreContractTest extends DedupStoreContractTest {
+
+    @Override
+    protected DedupStore openStore(String namespace) {
+        return new InMemoryDedupStore(namespace);
+    }
+
+    @Override
+    protected String storeUri(String namespace) {
+        return "memory:?namespace=" + namespace;
+    }
+}

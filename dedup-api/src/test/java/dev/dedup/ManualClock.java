@@ -1,0 +1,31 @@
+package dev.dedup;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+
+/** A clock the test moves by hand, to cross expiries without waiting. */
+final class ManualClock extends Clock {
+    private volatile Instant now = Instant.parse("2026-01-01T00:00:00Z");
+
+    void advance(Duration duration) {
+        now = now.plus(duration);
+    }
+
+    @Override
+    public Instant instant() {
+        return now;
+    }
+
+    @Override
+    public ZoneId getZone() {
+        return ZoneOffset.UTC;
+    }
+
+    @Override
+    public Clock withZone(ZoneId zone) {
+        throw new UnsupportedOperationException("not needed");
+    }
+}

@@ -1,5 +1,7 @@
 package dev.dedup.tck;
 
+import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Assumptions;
 import org.testcontainers.DockerClientFactory;
@@ -7,7 +9,8 @@ import org.testcontainers.DockerClientFactory;
 /**
  * Finds the real server a store's tests run against, in this order: a URL in an environment variable (what
  * {@code scripts/test-servers.sh} prints, and what CI uses), else a Testcontainers container where a Docker engine
- * runs, else a clear failure under {@code CI=true} or a skip with the same message locally.
+ * runs, else a clear failure under {@code CI=true} or {@code DEDUP_REQUIRE_SERVERS=true} (set by
+ * {@code scripts/test.sh}), or a skip with the same message in a developer's IDE.
  */
 public final class TestServers {
     private TestServers() {}
@@ -17,18 +20,25 @@ public final class TestServers {
      * {@code container} (may be null when no image can serve) when Docker is available.
      */
     public static String require(String server, String environmentVariable, Supplier<String> container) {
-        String url = System.getenv(environmentVariable);
+        return require(server, environmentVariable, container, System::getenv, TestServers::dockerAvailable);
+    }
+
+    static String require(String server, String environmentVariable, Supplier<String> container,
+            Function<String, String> environment, BooleanSupplier docker) {
+        String url = environment.apply(environmentVariable);
         if (url != null && !url.isBlank()) {
             return url;
         }
-        if (container != null && dockerAvailable()) {
+        if (container != null && docker.getAsBoolean()) {
             return container.get();
         }
         String message = server + " is not available to the tests: set " + environmentVariable
                 + ", for example with eval \"$(scripts/test-servers.sh up)\" from the repository root"
                 + (container == null ? "" : ", or run where a Docker engine is available for Testcontainers");
-        if (Boolean.parseBoolean(System.getenv("CI"))) {
-            throw new IllegalStateException(message + " (CI=true: a missing server fails the run)");
+        if (Boolean.parseBoolean(environment.apply("CI"))
+                || Boolean.parseBoolean(environment.apply("DEDUP_REQUIRE_SERVERS"))) {
+            throw new IllegalStateException(message + " (CI=true or DEDUP_REQUIRE_SERVERS=true: a missing server"
+                    + " fails the run)");
         }
         Assumptions.abort(message);
         throw new AssertionError("unreachable");

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: starts the real servers the store tests need (installing what is missing),
+# runs every module's tests against them, and stops what it started.
+#   DEDUP_KEEP_SERVERS=1 scripts/test.sh   leaves the servers running for the next run.
+#   Extra arguments go to Maven, e.g. scripts/test.sh -pl dedup-tck
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+eval "$(bash scripts/test-servers.sh up)"
+if [[ "${DEDUP_KEEP_SERVERS:-0}" != 1 ]]; then
+  trap 'bash scripts/test-servers.sh down' EXIT
+fi
+
+# The servers were just started: a store test that cannot find one is a failure here, never a skip.
+export DEDUP_REQUIRE_SERVERS=true
+mvn -B verify "$@"

@@ -4,9 +4,9 @@ import dev.dedup.spi.DedupStore;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
@@ -158,11 +158,18 @@ public final class IdempotentConsumer<M, R> {
 
     /** One daemon thread shared by all consumers: extends are short and rare (every half lease). */
     private static final class SharedScheduler {
-        static final ScheduledExecutorService INSTANCE = Executors.newSingleThreadScheduledExecutor(runnable -> {
-            Thread thread = new Thread(runnable, "dedup-heartbeat");
-            thread.setDaemon(true);
-            return thread;
-        });
+        static final ScheduledExecutorService INSTANCE = create();
+
+        private static ScheduledExecutorService create() {
+            ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, runnable -> {
+                Thread thread = new Thread(runnable, "dedup-heartbeat");
+                thread.setDaemon(true);
+                return thread;
+            });
+            // Most handlers finish long before their first heartbeat: drop cancelled ones at once, not at their due time.
+            executor.setRemoveOnCancelPolicy(true);
+            return executor;
+        }
     }
 
     /** Settings for an {@link IdempotentConsumer}; every setter checks its value at once. */

@@ -9,9 +9,8 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -21,34 +20,34 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 /**
- * The concurrency fuzz: threads race to claim the same keys, half of them one by one and half through claimAll,
- * each in its own random order. Exactly one claim per key may win, checked by counting.
+ * The concurrency fuzz: threads race to claim the same keys at the same moment, half of them one by one and half
+ * through claimAll. Exactly one claim per key may win, checked by counting.
  */
 abstract class ConcurrencyContract extends BadInputContract {
     static final int THREADS = 8;
     static final int KEYS = 1_000;
-    static final int BATCH = 50;
+    static final int BATCH = 10;
 
     @Test
-    @DisplayName("fuzz: 8 threads racing on 1,000 fresh keys give exactly one winner per key")
+    @DisplayName("fuzz: 8 threads racing key by key on 1,000 fresh keys give exactly one winner per key")
     void exactlyOneWinnerPerFreshKey() throws Exception {
-        List<String> keys = new ArrayList<>();
-        for (int i = 0; i < KEYS; i++) {
-            keys.add(newKey());
-        }
+        List<String> keys = newKeys(KEYS);
 
-        Map<String, AtomicInteger> wins = race(keys);
+        assertExactlyOneWinnerEach(keys, race(keys, 1, false));
+    }
 
-        assertExactlyOneWinnerEach(keys, wins);
+    @Test
+    @DisplayName("fuzz: 8 threads racing claimAll batches, in opposite orders, give exactly one winner per key")
+    void exactlyOneWinnerPerKeyInBatches() throws Exception {
+        List<String> keys = newKeys(KEYS);
+
+        assertExactlyOneWinnerEach(keys, race(keys, BATCH, true));
     }
 
     @Test
     @DisplayName("fuzz: 8 threads racing to take over 200 expired records give exactly one winner per key")
     void exactlyOneWinnerPerExpiredKey() throws Exception {
-        List<String> keys = new ArrayList<>();
-        for (int i = 0; i < 200; i++) {
-            keys.add(newKey());
-        }
+        List<String> keys = newKeys(200);
         Instant lastExpiry = Instant.MIN;
         for (ClaimResult result : store.claimAll(keys, SHORT)) {
             Instant expiresAt = claimed(result).expiresAt();
@@ -56,38 +55,50 @@ abstract class ConcurrencyContract extends BadInputContract {
         }
         sleepPast(lastExpiry);
 
-        Map<String, AtomicInteger> wins = race(keys);
-
-        assertExactlyOneWinnerEach(keys, wins);
+        assertExactlyOneWinnerEach(keys, race(keys, 1, false));
     }
 
-    /** Every thread claims every key; returns the number of wins per key. */
-    private Map<String, AtomicInteger> race(List<String> keys) throws Exception {
+    private List<String> newKeys(int count) {
+        List<String> keys = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            keys.add(newKey());
+        }
+        return keys;
+    }
+
+    /**
+     * Every thread claims every key; returns the number of wins per key. Keys go in rounds of {@code round}: all
+     * threads wait at a barrier, then claim the same round at once, so each key is contended at the same moment,
+     * not merely somewhere in the run (a non-atomic check-then-set slips through the latter). With
+     * {@code batched}, each thread claims its round with one claimAll, odd threads in reverse order, which also
+     * catches batches that deadlock on each other.
+     */
+    private Map<String, AtomicInteger> race(List<String> keys, int round, boolean batched) throws Exception {
         Map<String, AtomicInteger> wins = new ConcurrentHashMap<>();
-        CountDownLatch start = new CountDownLatch(1);
+        CyclicBarrier roundStart = new CyclicBarrier(THREADS);
         ExecutorService pool = Executors.newFixedThreadPool(THREADS);
         try {
             List<Future<?>> racers = new ArrayList<>();
             for (int thread = 0; thread < THREADS; thread++) {
-                List<String> order = new ArrayList<>(keys);
-                Collections.shuffle(order, new Random(thread));
-                boolean batched = thread % 2 == 1;
+                boolean reversed = thread % 2 == 1;
                 racers.add(pool.submit(() -> {
-                    start.await();
-                    if (batched) {
-                        for (int from = 0; from < order.size(); from += BATCH) {
-                            List<String> batch = order.subList(from, Math.min(order.size(), from + BATCH));
-                            count(store.claimAll(batch, LONG), wins);
+                    for (int from = 0; from < keys.size(); from += round) {
+                        List<String> slice = new ArrayList<>(keys.subList(from, Math.min(keys.size(), from + round)));
+                        if (reversed) {
+                            Collections.reverse(slice);
                         }
-                    } else {
-                        for (String key : order) {
-                            count(List.of(store.claim(key, LONG)), wins);
+                        roundStart.await(1, TimeUnit.MINUTES);
+                        if (batched) {
+                            count(store.claimAll(slice, LONG), wins);
+                        } else {
+                            for (String key : slice) {
+                                count(List.of(store.claim(key, LONG)), wins);
+                            }
                         }
                     }
                     return null;
                 }));
             }
-            start.countDown();
             for (Future<?> racer : racers) {
                 racer.get(2, TimeUnit.MINUTES);
             }

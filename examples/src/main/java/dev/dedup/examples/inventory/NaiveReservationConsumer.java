@@ -1,0 +1,16 @@
+package dev.dedup.examples.inventory;
+
+/** Reserves on every delivery: correct only if the broker delivered each message exactly once, which it does not. */
+final class NaiveReservationConsumer implements SimulatedBroker.Subscriber {
+    private final Inventory inventory;
+
+    NaiveReservationConsumer(Inventory inventory) {
+        this.inventory = inventory;
+    }
+
+    @Override
+    public boolean deliver(ReserveStock message) {
+        inventory.reserve(message.sku(), message.quantity());
+        return true;
+    }
+}

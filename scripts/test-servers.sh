@@ -1,0 +1,626 @@
+#!/usr/bin/env bash
+# Starts, stops and describes the real servers the integration tests run against:
+#   - PostgreSQL 15 with pg_cron (a private cluster, not the machine's own on 5432)
+#   - Redis standalone (not the machine's own on 6379)
+#   - Redis Cluster, 3 masters + 3 replicas
+# Everything binds to 127.0.0.1 on fixed ports below the ephemeral port range and
+# lives in one state directory, so nothing else on the machine is touched.
+#
+# Usage: scripts/test-servers.sh up|down|env|status
+#   up      start whatever is not running yet (installs missing packages as root),
+#           then print the export lines; use as: eval "$(scripts/test-servers.sh up)"
+#   down    stop exactly the processes 'up' started and delete their data
+#   env     print the export lines the tests read
+#   status  one line per server
+#
+# Environment (all optional):
+#   DEDUP_SERVERS_DIR               state directory (default: <repo>/.servers)
+#   DEDUP_PG_PORT                   default 15432
+#   DEDUP_REDIS_PORT                default 16379
+#   DEDUP_REDIS_CLUSTER_BASE_PORT   first of 6 consecutive ports, default 17001
+#   DEDUP_REDIS_CLUSTER_TIMEOUT     seconds to wait for a healthy cluster, default 60
+# A changed port takes effect after 'down' (PostgreSQL keeps its port in its config).
+#
+# Progress messages go to stderr; only the export lines go to stdout.
+set -euo pipefail
+
+SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO_ROOT="$(dirname "$SCRIPT_DIR")"
+# Absolute and canonical: the servers change directory, and the PID checks
+# compare this path with the command line pg_ctl gives the postmaster.
+STATE_DIR="$(realpath -m "${DEDUP_SERVERS_DIR:-$REPO_ROOT/.servers}")"
+
+PG_PORT="${DEDUP_PG_PORT:-15432}"
+PG_DB=dedup
+REDIS_PORT="${DEDUP_REDIS_PORT:-16379}"
+CLUSTER_BASE_PORT="${DEDUP_REDIS_CLUSTER_BASE_PORT:-17001}"
+CLUSTER_NODES=6                 # with --cluster-replicas 1: 3 masters + 3 replicas
+CLUSTER_TIMEOUT="${DEDUP_REDIS_CLUSTER_TIMEOUT:-60}"
+
+PGBIN=/usr/lib/postgresql/15/bin
+PG_CRON_CONTROL=/usr/share/postgresql/15/extension/pg_cron.control
+PG_CRON_LIBRARY=/usr/lib/postgresql/15/lib/pg_cron.so
+
+# One subdirectory per server; 'down' deletes exactly these.
+PG_DIR="$STATE_DIR/postgres"
+REDIS_DIR="$STATE_DIR/redis"
+CLUSTER_DIR="$STATE_DIR/redis-cluster"
+
+CLUSTER_PORTS=()
+for ((i = 0; i < CLUSTER_NODES; i++)); do
+  CLUSTER_PORTS+=($((CLUSTER_BASE_PORT + i)))
+done
+
+# ---------------------------------------------------------------------------
+# Messages
+
+log()  { printf '[test-servers] %s\n' "$*" >&2; }
+warn() { printf '[test-servers] WARNING: %s\n' "$*" >&2; }
+die()  { printf '[test-servers] ERROR: %s\n' "$*" >&2; exit 1; }
+
+# ---------------------------------------------------------------------------
+# Processes
+
+# Prints the PID stored in a record file, or nothing if there is none.
+read_pid() {
+  local file=$1 pid=""
+  if [[ -f $file ]]; then
+    read -r pid < "$file" || true
+  fi
+  if [[ $pid =~ ^[0-9]+$ ]]; then
+    echo "$pid"
+  fi
+  return 0
+}
+
+# Alive means: exists and is not a zombie. The servers are re-parented to PID 1,
+# which reaps them late, so a stopped server can linger as a zombie for seconds.
+# Reads /proc directly: these checks run often and forking ps costs ~70 ms here.
+pid_alive() {
+  local stat state
+  read -r stat 2>/dev/null < "/proc/$1/stat" || return 1
+  # Format: "PID (COMMAND) STATE ...", and COMMAND may contain spaces.
+  stat=${stat##*) }
+  state=${stat%% *}
+  [[ $state != Z ]]
+}
+
+# True if the PID is alive and its command line contains every given string.
+# This keeps a recycled PID that now belongs to another program from being
+# mistaken for one of ours.
+pid_is() {
+  local pid=$1 args=() cmdline needle
+  shift
+  pid_alive "$pid" || return 1
+  # The arguments are NUL-separated; join them with spaces and end with one.
+  mapfile -d '' args 2>/dev/null < "/proc/$pid/cmdline" || return 1
+  cmdline="${args[*]} "
+  for needle in "$@"; do
+    [[ $cmdline == *"$needle"* ]] || return 1
+  done
+}
+
+# TERM, wait up to 10 s, then KILL. Only called with a PID that pid_is confirmed.
+stop_pid() {
+  local pid=$1 name=$2 i
+  kill -TERM "$pid" 2>/dev/null || true
+  for ((i = 0; i < 100; i++)); do
+    pid_alive "$pid" || return 0
+    sleep 0.1
+  done
+  warn "$name (pid $pid) ignored TERM for 10 s; sending KILL"
+  kill -KILL "$pid" 2>/dev/null || true
+  for ((i = 0; i < 50; i++)); do
+    pid_alive "$pid" || return 0
+    sleep 0.1
+  done
+  die "$name (pid $pid) is still running after KILL"
+}
+
+# Runs a command that starts a long-lived server, without the lock descriptor.
+spawn() {
+  "$@" 9>&-
+}
+
+# Runs a command every 0.1 s until it succeeds; fails after TIMEOUT seconds.
+wait_until() {
+  local timeout=$1 deadline
+  shift
+  deadline=$((SECONDS + timeout))
+  until "$@"; do
+    if ((SECONDS >= deadline)); then
+      return 1
+    fi
+    sleep 0.1
+  done
+}
+
+# ---------------------------------------------------------------------------
+# Ports
+
+port_in_use() {
+  [[ -n $(ss -Hltn "sport = :$1" 2>/dev/null) ]]
+}
+
+# Called only when none of our own servers holds the port, so any listener
+# belongs to someone else and we must not start (or kill) anything there.
+require_port_free() {
+  local port=$1 what=$2
+  if port_in_use "$port"; then
+    die "port $port (for $what) is already taken by a process this script did not start: $(ss -Hltnp "sport = :$port" | head -n 1)"
+  fi
+}
+
+check_port_numbers() {
+  local port
+  for port in "$PG_PORT" "$REDIS_PORT" "${CLUSTER_PORTS[@]}"; do
+    if ! [[ $port =~ ^[0-9]+$ ]] || ((port < 1 || port > 65535)); then
+      die "invalid port '$port'"
+    fi
+  done
+  # The cluster bus listens on port + 10000, which redis-server refuses above 65535.
+  if ((CLUSTER_BASE_PORT + CLUSTER_NODES - 1 + 10000 > 65535)); then
+    die "redis cluster ports $CLUSTER_BASE_PORT.. are too high: the cluster bus uses port + 10000"
+  fi
+}
+
+# A fixed port inside the ephemeral range can be grabbed by the local end of any
+# outgoing connection; that made a server die with EADDRINUSE before.
+warn_if_ephemeral() {
+  local lo hi port
+  [[ -r /proc/sys/net/ipv4/ip_local_port_range ]] || return 0
+  read -r lo hi < /proc/sys/net/ipv4/ip_local_port_range
+  for port in "$@"; do
+    if ((port >= lo && port <= hi)); then
+      warn "port $port lies inside the ephemeral port range $lo-$hi; an outgoing connection may take it"
+    fi
+  done
+}
+
+# ---------------------------------------------------------------------------
+# Packages
+
+ensure_installed() {
+  local missing=()
+  [[ -x $PGBIN/initdb ]] || missing+=(postgresql-15)
+  [[ -f $PG_CRON_CONTROL && -f $PG_CRON_LIBRARY ]] || missing+=(postgresql-15-cron)
+  command -v redis-server >/dev/null || missing+=(redis-server)
+  command -v redis-cli >/dev/null || missing+=(redis-tools)
+  command -v ss >/dev/null || missing+=(iproute2)
+  if ((${#missing[@]} == 0)); then
+    return 0
+  fi
+  if ((EUID != 0)); then
+    die "missing packages: ${missing[*]}. Install them as root: apt-get install ${missing[*]}"
+  fi
+  # The machine's policy-rc.d keeps the packaged services (5432, 6379) from starting.
+  log "installing missing packages: ${missing[*]}"
+  apt-get update -q >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >&2
+  if [[ ! -x $PGBIN/initdb || ! -f $PG_CRON_CONTROL || ! -f $PG_CRON_LIBRARY ]]; then
+    die "PostgreSQL 15 or pg_cron still missing after installing ${missing[*]}"
+  fi
+  if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then
+    die "redis-server or redis-cli still missing after installing ${missing[*]}"
+  fi
+}
+
+# ---------------------------------------------------------------------------
+# PostgreSQL 15 + pg_cron
+
+# initdb and postgres refuse to run as root, so as root they run as 'postgres'.
+pg_run() {
+  if ((EUID == 0)); then
+    runuser -u postgres -- "$@"
+  else
+    "$@"
+  fi
+}
+
+pg_psql() {
+  "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$PG_PORT" -U postgres "$@"
+}
+
+postgres_answers() {
+  "$PGBIN/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres
+}
+
+# PID of our postmaster, if it is alive; nothing otherwise.
+postgres_pid() {
+  local pid
+  pid=$(read_pid "$PG_DIR/postgres.pid")
+  if [[ -n $pid ]] && pid_is "$pid" postgres "-D $PG_DIR/data "; then
+    echo "$pid"
+  fi
+  return 0
+}
+
+prepare_postgres_dir() {
+  # The server's unix socket lives here; its path must fit in sun_path (107 bytes).
+  local socket="$PG_DIR/.s.PGSQL.$PG_PORT.lock"
+  if ((${#socket} > 107)); then
+    die "state directory path too long for a unix socket ($socket); set DEDUP_SERVERS_DIR to a shorter path"
+  fi
+  mkdir -p "$PG_DIR"
+  if ((EUID == 0)); then
+    chown postgres:postgres "$PG_DIR"
+    runuser -u postgres -- test -w "$PG_DIR" \
+      || die "user postgres cannot write $PG_DIR (is a parent directory closed to it?); set DEDUP_SERVERS_DIR elsewhere"
+  fi
+}
+
+init_postgres() {
+  local data="$PG_DIR/data"
+  log "initdb $data"
+  if ! pg_run "$PGBIN/initdb" -D "$data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 \
+      > "$PG_DIR/initdb.log" 2>&1; then
+    cat "$PG_DIR/initdb.log" >&2
+    die "initdb failed"
+  fi
+  # pg_cron must be preloaded and bound to one database; both need a restart to
+  # change, so they are set here, before the first start.
+  cat >> "$data/postgresql.conf" <<EOF
+
+# Added by scripts/test-servers.sh
+listen_addresses = '127.0.0.1'
+port = $PG_PORT
+unix_socket_directories = '$PG_DIR'
+max_connections = 200
+shared_preload_libraries = 'pg_cron'
+cron.database_name = '$PG_DB'
+EOF
+}
+
+# Creates the test database and pg_cron in it; cheap, so it runs on every 'up'.
+ensure_postgres_db() {
+  local exists
+  exists=$(pg_psql -d postgres -Atc "SELECT 1 FROM pg_database WHERE datname = '$PG_DB'")
+  if [[ -z $exists ]]; then
+    log "creating database $PG_DB"
+    pg_psql -d postgres -c "CREATE DATABASE $PG_DB"
+  fi
+  pg_psql -d "$PG_DB" -c "SET client_min_messages = warning" -c "CREATE EXTENSION IF NOT EXISTS pg_cron"
+}
+
+start_postgres() {
+  local pid data="$PG_DIR/data"
+  pid=$(postgres_pid)
+  if [[ -n $pid ]]; then
+    wait_until 10 postgres_answers \
+      || die "postgres (pid $pid) runs but does not answer on port $PG_PORT; see $PG_DIR/server.log or run '$0 down'"
+    log "postgres already running (pid $pid, port $PG_PORT)"
+    ensure_postgres_db
+    return 0
+  fi
+  require_port_free "$PG_PORT" postgres
+  prepare_postgres_dir
+  if [[ ! -f $data/PG_VERSION ]]; then
+    init_postgres
+  fi
+  log "starting postgres on 127.0.0.1:$PG_PORT"
+  if ! spawn pg_run "$PGBIN/pg_ctl" -D "$data" -l "$PG_DIR/server.log" -w -t 60 start >&2; then
+    tail -n 20 "$PG_DIR/server.log" >&2 || true
+    die "postgres did not start; see $PG_DIR/server.log"
+  fi
+  # The first line of postmaster.pid is the postmaster's PID; keep our own record.
+  head -n 1 "$data/postmaster.pid" > "$PG_DIR/postgres.pid"
+  ensure_postgres_db
+}
+
+stop_postgres() {
+  local pid
+  pid=$(postgres_pid)
+  if [[ -n $pid ]]; then
+    log "stopping postgres (pid $pid)"
+    # Fast mode rolls back open sessions and shuts down cleanly.
+    if ! pg_run "$PGBIN/pg_ctl" -D "$PG_DIR/data" -m fast -w -t 30 stop >&2; then
+      warn "pg_ctl stop failed; signalling pid $pid directly"
+    fi
+    # pg_ctl returns once postmaster.pid is gone; make sure the process is too.
+    if pid_is "$pid" postgres "-D $PG_DIR/data "; then
+      stop_pid "$pid" postgres
+    fi
+  fi
+  rm -rf "$PG_DIR"
+}
+
+# ---------------------------------------------------------------------------
+# Redis (shared by the standalone server and the cluster nodes)
+
+redis_answers() {
+  [[ $(redis-cli -h 127.0.0.1 -p "$1" ping 2>/dev/null) == PONG ]]
+}
+
+# PID from DIR/redis.pid (written by redis-server itself), if alive and ours.
+# A daemonized redis-server shows itself as "redis-server 127.0.0.1:PORT".
+redis_pid() {
+  local dir=$1 port=$2 pid
+  pid=$(read_pid "$dir/redis.pid")
+  if [[ -n $pid ]] && pid_is "$pid" redis-server "127.0.0.1:$port "; then
+    echo "$pid"
+  fi
+  return 0
+}
+
+# Starts one redis-server in DIR on PORT unless ours already runs there.
+# Extra arguments go to redis-server (the cluster nodes use that).
+start_redis_process() {
+  local dir=$1 port=$2 name=$3 pid
+  shift 3
+  pid=$(redis_pid "$dir" "$port")
+  if [[ -n $pid ]]; then
+    wait_until 10 redis_answers "$port" \
+      || die "$name (pid $pid) runs but does not answer on port $port; see $dir/redis.log or run '$0 down'"
+    log "$name already running (pid $pid, port $port)"
+    return 0
+  fi
+  require_port_free "$port" "$name"
+  mkdir -p "$dir"
+  rm -f "$dir/redis.pid"
+  log "starting $name on 127.0.0.1:$port"
+  spawn redis-server --bind 127.0.0.1 --port "$port" --save '' --appendonly no --daemonize yes \
+    --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" --dir "$dir" "$@"
+  if ! wait_until 10 redis_answers "$port"; then
+    tail -n 20 "$dir/redis.log" >&2 || true
+    die "$name on port $port did not answer within 10 s; see $dir/redis.log"
+  fi
+  wait_until 5 test -s "$dir/redis.pid" || die "$name on port $port wrote no pidfile ($dir/redis.pid)"
+}
+
+stop_redis_process() {
+  local dir=$1 port=$2 name=$3 pid
+  pid=$(redis_pid "$dir" "$port")
+  if [[ -n $pid ]]; then
+    log "stopping $name (pid $pid, port $port)"
+    stop_pid "$pid" "$name"
+  fi
+}
+
+# ---------------------------------------------------------------------------
+# Redis standalone
+
+start_redis() {
+  start_redis_process "$REDIS_DIR" "$REDIS_PORT" redis
+}
+
+stop_redis() {
+  stop_redis_process "$REDIS_DIR" "$REDIS_PORT" redis
+  rm -rf "$REDIS_DIR"
+}
+
+# ---------------------------------------------------------------------------
+# Redis Cluster
+
+# CLUSTER INFO and INFO replication of every node, one redis-cli call per node
+# (process start-up is the slow part here). NODE_INFO[i] belongs to CLUSTER_PORTS[i].
+NODE_INFO=()
+read_cluster_info() {
+  local port
+  NODE_INFO=()
+  for port in "${CLUSTER_PORTS[@]}"; do
+    # A node that does not answer gets an empty entry instead of ending the script.
+    NODE_INFO+=("$(printf 'CLUSTER INFO\nINFO replication\n' | redis-cli -h 127.0.0.1 -p "$port" 2>/dev/null || true)")
+  done
+}
+
+# Prints the value of a "name:value" line (redis ends lines with CRLF).
+info_field() {
+  local text=$1 name=$2 line
+  while IFS= read -r line; do
+    line=${line%$'\r'}
+    if [[ $line == "$name:"* ]]; then
+      echo "${line#*:}"
+      return 0
+    fi
+  done <<< "$text"
+}
+
+# Healthy: every node sees cluster_state:ok, and every replica has linked to its
+# master. Right after creation the replicas still show as slot-less masters for a
+# few seconds, so count the linked replicas instead of trusting the roles.
+cluster_healthy() {
+  local info linked=0
+  for info in "${NODE_INFO[@]}"; do
+    [[ $(info_field "$info" cluster_state) == ok ]] || return 1
+    if [[ $(info_field "$info" role) == slave ]]; then
+      [[ $(info_field "$info" master_link_status) == up ]] || return 1
+      linked=$((linked + 1))
+    fi
+  done
+  ((linked == CLUSTER_NODES / 2))
+}
+
+cluster_ready() {
+  read_cluster_info
+  cluster_healthy
+}
+
+# Fresh nodes know only themselves and serve no slots.
+cluster_is_fresh() {
+  local info
+  for info in "${NODE_INFO[@]}"; do
+    [[ $(info_field "$info" cluster_known_nodes) == 1 ]] || return 1
+    [[ $(info_field "$info" cluster_slots_assigned) == 0 ]] || return 1
+  done
+}
+
+cluster_is_created() {
+  local info
+  for info in "${NODE_INFO[@]}"; do
+    [[ $(info_field "$info" cluster_known_nodes) == "$CLUSTER_NODES" ]] || return 1
+    [[ $(info_field "$info" cluster_slots_assigned) == 16384 ]] || return 1
+  done
+}
+
+create_cluster() {
+  local addresses=() port
+  for port in "${CLUSTER_PORTS[@]}"; do
+    addresses+=("127.0.0.1:$port")
+  done
+  log "creating the redis cluster (3 masters + 3 replicas)"
+  redis-cli --cluster create "${addresses[@]}" --cluster-replicas 1 --cluster-yes >&2 \
+    || die "redis-cli --cluster create failed"
+}
+
+print_cluster_state() {
+  local i info
+  read_cluster_info
+  for i in "${!CLUSTER_PORTS[@]}"; do
+    info=${NODE_INFO[i]}
+    printf '[test-servers]   node %s: cluster_state=%s role=%s master_link_status=%s\n' "${CLUSTER_PORTS[i]}" \
+      "$(info_field "$info" cluster_state)" "$(info_field "$info" role)" \
+      "$(info_field "$info" master_link_status)" >&2
+  done
+}
+
+start_redis_cluster() {
+  local port dir
+  for port in "${CLUSTER_PORTS[@]}"; do
+    dir="$CLUSTER_DIR/$port"
+    # Each node also listens on port + 10000 for the cluster bus.
+    if [[ -z $(redis_pid "$dir" "$port") ]]; then
+      require_port_free $((port + 10000)) "redis cluster bus of node $port"
+    fi
+    start_redis_process "$dir" "$port" "redis-cluster node" \
+      --cluster-enabled yes --cluster-config-file "$dir/nodes.conf" \
+      --cluster-node-timeout 5000 --repl-diskless-sync-delay 0
+  done
+  # Nodes restarted from their nodes.conf rejoin by themselves; create only once.
+  read_cluster_info
+  if cluster_is_fresh; then
+    create_cluster
+  elif ! cluster_is_created; then
+    print_cluster_state
+    die "the redis cluster is half set up (an interrupted 'up'?); run '$0 down' and then '$0 up'"
+  fi
+  # An already healthy cluster (a repeated 'up') needs no second look.
+  if ! cluster_healthy && ! wait_until "$CLUSTER_TIMEOUT" cluster_ready; then
+    print_cluster_state
+    die "the redis cluster was not healthy within ${CLUSTER_TIMEOUT} s (logs: $CLUSTER_DIR/*/redis.log)"
+  fi
+  log "redis cluster ready on ports ${CLUSTER_PORTS[0]}-${CLUSTER_PORTS[-1]}"
+}
+
+stop_redis_cluster() {
+  local port
+  for port in "${CLUSTER_PORTS[@]}"; do
+    stop_redis_process "$CLUSTER_DIR/$port" "$port" "redis-cluster node"
+  done
+  rm -rf "$CLUSTER_DIR"
+}
+
+# ---------------------------------------------------------------------------
+# Subcommands
+
+print_env() {
+  local addresses=() port joined
+  for port in "${CLUSTER_PORTS[@]}"; do
+    addresses+=("127.0.0.1:$port")
+  done
+  joined=$(IFS=,; echo "${addresses[*]}")
+  echo "export DEDUP_TEST_POSTGRES_URL='jdbc:postgresql://127.0.0.1:$PG_PORT/$PG_DB?user=postgres'"
+  echo "export DEDUP_TEST_REDIS_URL='redis://127.0.0.1:$REDIS_PORT'"
+  echo "export DEDUP_TEST_REDIS_CLUSTER_URL='redis://$joined'"
+}
+
+status_line() {
+  printf '%-14s %-14s port %-12s pid %s\n' "$1" "$2" "$3" "$4"
+}
+
+print_status() {
+  local pid state port pids=() running=0
+
+  pid=$(postgres_pid)
+  state=stopped
+  if [[ -n $pid ]]; then
+    state="not-answering"
+    if postgres_answers; then state=running; fi
+  fi
+  status_line postgres "$state" "$PG_PORT" "${pid:--}"
+
+  pid=$(redis_pid "$REDIS_DIR" "$REDIS_PORT")
+  state=stopped
+  if [[ -n $pid ]]; then
+    state="not-answering"
+    if redis_answers "$REDIS_PORT"; then state=running; fi
+  fi
+  status_line redis "$state" "$REDIS_PORT" "${pid:--}"
+
+  for port in "${CLUSTER_PORTS[@]}"; do
+    pid=$(redis_pid "$CLUSTER_DIR/$port" "$port")
+    if [[ -n $pid ]] && redis_answers "$port"; then
+      pids+=("$pid")
+      running=$((running + 1))
+    fi
+  done
+  if ((running == 0)); then
+    state=stopped
+  elif ((running == CLUSTER_NODES)) && cluster_ready; then
+    state=running
+  else
+    state="degraded($running/$CLUSTER_NODES)"
+  fi
+  status_line redis-cluster "$state" "${CLUSTER_PORTS[0]}-${CLUSTER_PORTS[-1]}" \
+    "$(IFS=,; echo "${pids[*]:--}")"
+}
+
+# 'up' and 'down' must not interleave (e.g. two test runs starting at once).
+# The lock is held on file descriptor 9 until this script exits; every server is
+# started through spawn() so that it does not inherit fd 9 and keep the lock.
+take_lock() {
+  mkdir -p "$STATE_DIR"
+  exec 9>> "$STATE_DIR/.lock"
+  if ! flock -n 9; then
+    log "waiting for another test-servers.sh up/down to finish"
+    flock -w 300 9 || die "another test-servers.sh up/down still holds $STATE_DIR/.lock after 300 s"
+  fi
+}
+
+cmd_up() {
+  local started=$SECONDS
+  check_port_numbers
+  ensure_installed
+  warn_if_ephemeral "$PG_PORT" "$REDIS_PORT" "${CLUSTER_PORTS[@]}"
+  local port
+  for port in "${CLUSTER_PORTS[@]}"; do
+    warn_if_ephemeral $((port + 10000))
+  done
+  take_lock
+  start_postgres
+  start_redis
+  start_redis_cluster
+  log "all servers up ($((SECONDS - started)) s); state in $STATE_DIR"
+  print_env
+}
+
+cmd_down() {
+  if [[ ! -d $STATE_DIR ]]; then
+    log "nothing to stop ($STATE_DIR does not exist)"
+    return 0
+  fi
+  take_lock
+  stop_redis_cluster
+  stop_redis
+  stop_postgres
+  log "all servers stopped; their data is deleted"
+}
+
+usage() {
+  echo "usage: $0 up|down|env|status" >&2
+  exit 2
+}
+
+main() {
+  if (($# != 1)); then
+    usage
+  fi
+  case "$1" in
+    up) cmd_up ;;
+    down) cmd_down ;;
+    env) print_env ;;
+    status) print_status ;;
+    *) usage ;;
+  esac
+}
+
+main "$@"

@@ -14,7 +14,9 @@
 #   status  one line per server
 #
 # Environment (all optional):
-#   DEDUP_SERVERS_DIR               state directory (default: <repo>/.servers)
+#   DEDUP_SERVERS_DIR               state directory (default: /tmp/dedup-test-servers, one per
+#                                   machine, so every checkout finds and reuses the same servers
+#                                   instead of colliding on their fixed ports)
 #   DEDUP_PG_PORT                   default 15432
 #   DEDUP_REDIS_PORT                default 16379
 #   DEDUP_REDIS_CLUSTER_BASE_PORT   first of 6 consecutive ports, default 17001
@@ -24,11 +26,9 @@
 # Progress messages go to stderr; only the export lines go to stdout.
 set -euo pipefail
 
-SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-REPO_ROOT="$(dirname "$SCRIPT_DIR")"
 # Absolute and canonical: the servers change directory, and the PID checks
 # compare this path with the command line pg_ctl gives the postmaster.
-STATE_DIR="$(realpath -m "${DEDUP_SERVERS_DIR:-$REPO_ROOT/.servers}")"
+STATE_DIR="$(realpath -m "${DEDUP_SERVERS_DIR:-/tmp/dedup-test-servers}")"
 
 PG_PORT="${DEDUP_PG_PORT:-15432}"
 PG_DB=dedup

@@ -6,7 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-eval "$(bash scripts/test-servers.sh up)"
+# Captured first: a failing 'up' inside eval "$(...)" would not stop the script.
+server_env="$(bash scripts/test-servers.sh up)"
+eval "$server_env"
 if [[ "${DEDUP_KEEP_SERVERS:-0}" != 1 ]]; then
   trap 'bash scripts/test-servers.sh down' EXIT
 fi

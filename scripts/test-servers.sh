@@ -7,11 +7,14 @@
 # lives in one state directory, so nothing else on the machine is touched.
 #
 # Usage: scripts/test-servers.sh up|down|env|status
+#        scripts/test-servers.sh pause|resume postgres|redis
 #   up      start whatever is not running yet (installs missing packages as root),
 #           then print the export lines; use as: eval "$(scripts/test-servers.sh up)"
 #   down    stop exactly the processes 'up' started and delete their data
 #   env     print the export lines the tests read
 #   status  one line per server
+#   pause   stop one server but keep its data (reliability tests: a simulated outage)
+#   resume  start a paused server again
 #
 # Environment (all optional):
 #   DEDUP_SERVERS_DIR               state directory (default: /tmp/dedup-test-servers, one per
@@ -307,7 +310,8 @@ start_postgres() {
   ensure_postgres_db
 }
 
-stop_postgres() {
+# Stops the server but keeps its data: 'pause postgres' uses it to simulate an outage.
+halt_postgres() {
   local pid
   pid=$(postgres_pid)
   if [[ -n $pid ]]; then
@@ -321,6 +325,10 @@ stop_postgres() {
       stop_pid "$pid" postgres
     fi
   fi
+}
+
+stop_postgres() {
+  halt_postgres
   rm -rf "$PG_DIR"
 }
 
@@ -521,6 +529,8 @@ print_env() {
   echo "export DEDUP_TEST_POSTGRES_URL='jdbc:postgresql://127.0.0.1:$PG_PORT/$PG_DB?user=postgres'"
   echo "export DEDUP_TEST_REDIS_URL='redis://127.0.0.1:$REDIS_PORT'"
   echo "export DEDUP_TEST_REDIS_CLUSTER_URL='redis://$joined'"
+  # Reliability tests stop and restart a server through this script (pause/resume).
+  echo "export DEDUP_TEST_SERVERS_SCRIPT='$(realpath "${BASH_SOURCE[0]}")'"
 }
 
 status_line() {
@@ -605,12 +615,35 @@ cmd_down() {
   log "all servers stopped; their data is deleted"
 }
 
+# pause/resume one server, keeping its data, so a test can watch a store ride out an outage.
+cmd_pause() {
+  take_lock
+  case "$1" in
+    postgres) halt_postgres ;;
+    redis) stop_redis_process "$REDIS_DIR" "$REDIS_PORT" redis ;;
+    *) usage ;;
+  esac
+}
+
+cmd_resume() {
+  take_lock
+  case "$1" in
+    postgres) start_postgres ;;
+    redis) start_redis ;;
+    *) usage ;;
+  esac
+}
+
 usage() {
-  echo "usage: $0 up|down|env|status" >&2
+  echo "usage: $0 up|down|env|status, or $0 pause|resume postgres|redis" >&2
   exit 2
 }
 
 main() {
+  if (($# == 2)) && [[ $1 == pause || $1 == resume ]]; then
+    "cmd_$1" "$2"
+    return
+  fi
   if (($# != 1)); then
     usage
   fi

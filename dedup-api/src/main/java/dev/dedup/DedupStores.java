@@ -25,6 +25,7 @@ public final class DedupStores {
     private static final Map<String, String> KNOWN_ARTIFACTS = Map.of(
             "memory", "dev.dedup:dedup-api",
             "postgresql", "dev.dedup:dedup-store-postgres",
+            "postgres", "dev.dedup:dedup-store-postgres",
             "jdbc:postgresql", "dev.dedup:dedup-store-postgres",
             "redis", "dev.dedup:dedup-store-redis",
             "rediss", "dev.dedup:dedup-store-redis",

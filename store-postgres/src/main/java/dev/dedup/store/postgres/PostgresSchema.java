@@ -1,0 +1,151 @@
+package dev.dedup.store.postgres;
+
+import dev.dedup.DedupConfigurationException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Creates and checks the dedup table, and schedules its purge with pg_cron where the server allows. */
+final class PostgresSchema {
+    private static final Logger log = LoggerFactory.getLogger(PostgresSchema.class);
+
+    /** Once a minute: the finest schedule pg_cron 1.4 offers. */
+    static final String CRON_SCHEDULE = "* * * * *";
+    static final int PURGE_BATCH = 5_000;
+    static final int PURGE_MAX_BATCHES = 100;
+
+    /** The column types the store's statements rely on, as information_schema names them. */
+    private static final Map<String, String> COLUMNS = new LinkedHashMap<>();
+
+    static {
+        COLUMNS.put("namespace", "text");
+        COLUMNS.put("key", "text");
+        COLUMNS.put("owner", "text");
+        COLUMNS.put("state", "text");
+        COLUMNS.put("expires_at", "timestamp with time zone");
+        COLUMNS.put("result", "bytea");
+        COLUMNS.put("created_at", "timestamp with time zone");
+        COLUMNS.put("completed_at", "timestamp with time zone");
+    }
+
+    private PostgresSchema() {}
+
+    static PostgresSchemaReport create(Connection connection, PostgresTable table, DataSource cronDatabase)
+            throws SQLException {
+        try (Statement statement = connection.createStatement()) {
+            statement.execute(table.createTable());
+            statement.execute(table.createExpiryIndex());
+            statement.execute(table.createPurgeProcedure());
+        }
+        commitIfNeeded(connection);
+        validate(connection, table);
+
+        String database = single(connection, "SELECT current_database()");
+        String jobName = "dedup-purge:" + database + "." + table.display();
+        String command = table.callPurge(PURGE_BATCH, PURGE_MAX_BATCHES);
+        Optional<String> problem = scheduleCron(connection, cronDatabase, database, jobName, command);
+        problem.ifPresent(reason -> log.warn("dedup table {} has no pg_cron purge job: {}. Schedule"
+                + " PostgresDedupStore.purgeExpired(batchSize) yourself, or run: {}", table.display(), reason, command));
+        commitIfNeeded(connection);
+        return new PostgresSchemaReport(table.display(), problem.isEmpty(), jobName, command, problem);
+    }
+
+    /** Schedules the job, or says why it cannot; re-running updates the job of the same name. */
+    private static Optional<String> scheduleCron(Connection connection, DataSource cronDatabase, String database,
+            String jobName, String command) throws SQLException {
+        if (hasPgCron(connection)) {
+            try (PreparedStatement schedule = connection.prepareStatement("SELECT cron.schedule(?, ?, ?)")) {
+                schedule.setString(1, jobName);
+                schedule.setString(2, CRON_SCHEDULE);
+                schedule.setString(3, command);
+                schedule.execute();
+            }
+            return Optional.empty();
+        }
+        String cronDatabaseName = single(connection, "SELECT current_setting('cron.database_name', true)");
+        if (cronDatabaseName == null || cronDatabaseName.isEmpty()) {
+            return Optional.of("pg_cron is not loaded on this server (add pg_cron to shared_preload_libraries,"
+                    + " restart, and CREATE EXTENSION pg_cron)");
+        }
+        if (cronDatabaseName.equals(database)) {
+            return Optional.of("pg_cron is loaded but its extension is not created: run CREATE EXTENSION pg_cron in"
+                    + " database " + database);
+        }
+        if (cronDatabase == null) {
+            return Optional.of("pg_cron lives in database " + cronDatabaseName + ", not " + database
+                    + "; pass a DataSource for " + cronDatabaseName + " to createSchema(cronDatabase)");
+        }
+        try (Connection cron = cronDatabase.getConnection()) {
+            if (!hasPgCron(cron)) {
+                return Optional.of("the cron DataSource does not reach a database with the pg_cron extension"
+                        + " (expected database " + cronDatabaseName + ")");
+            }
+            try (PreparedStatement schedule = cron.prepareStatement("SELECT cron.schedule_in_database(?, ?, ?, ?)")) {
+                schedule.setString(1, jobName);
+                schedule.setString(2, CRON_SCHEDULE);
+                schedule.setString(3, command);
+                schedule.setString(4, database);
+                schedule.execute();
+            }
+            commitIfNeeded(cron);
+        }
+        return Optional.empty();
+    }
+
+    private static boolean hasPgCron(Connection connection) throws SQLException {
+        return single(connection, "SELECT extname FROM pg_extension WHERE extname = 'pg_cron'") != null;
+    }
+
+    /** Fails with the DDL when the table is missing or a column is missing or of another type. */
+    static void validate(Connection connection, PostgresTable table) throws SQLException {
+        Map<String, String> found = new LinkedHashMap<>();
+        try (PreparedStatement query = connection.prepareStatement("SELECT column_name, data_type"
+                + " FROM information_schema.columns WHERE table_schema = coalesce(?, current_schema())"
+                + " AND table_name = ?")) {
+            query.setString(1, table.schema);
+            query.setString(2, table.name);
+            try (ResultSet rows = query.executeQuery()) {
+                while (rows.next()) {
+                    found.put(rows.getString(1), rows.getString(2));
+                }
+            }
+        }
+        if (found.isEmpty()) {
+            throw new DedupConfigurationException("dedup table " + table.display() + " does not exist; call"
+                    + " PostgresDedupStore.createSchema() or run:\n" + table.createTable() + ";\n"
+                    + table.createExpiryIndex() + ";");
+        }
+        StringBuilder differences = new StringBuilder();
+        COLUMNS.forEach((column, type) -> {
+            String actual = found.get(column);
+            if (!type.equals(actual)) {
+                differences.append("\n  ").append(column).append(": expected ").append(type).append(", found ")
+                        .append(actual == null ? "no such column" : actual);
+            }
+        });
+        if (!differences.isEmpty()) {
+            throw new DedupConfigurationException("dedup table " + table.display() + " has the wrong columns:"
+                    + differences + "\nIt must be:\n" + table.createTable() + ";");
+        }
+    }
+
+    private static String single(Connection connection, String sql) throws SQLException {
+        try (Statement statement = connection.createStatement(); ResultSet row = statement.executeQuery(sql)) {
+            return row.next() ? row.getString(1) : null;
+        }
+    }
+
+    private static void commitIfNeeded(Connection connection) throws SQLException {
+        if (!connection.getAutoCommit()) {
+            connection.commit();
+        }
+    }
+}

@@ -1,0 +1,207 @@
+package dev.dedup.store.postgres;
+
+import dev.dedup.DedupConfigurationException;
+import java.util.regex.Pattern;
+
+/**
+ * The dedup table's name, checked as a plain SQL identifier ({@code table} or {@code schema.table}) when the store
+ * is built, so it can be placed in SQL text safely, and every statement the store runs on it.
+ */
+final class PostgresTable {
+    /** Letters, digits and underscores; short enough that derived names (index, procedure) stay under 63 bytes. */
+    private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,47}");
+
+    static final String DEFAULT_NAME = "dedup_claims";
+
+    final String schema;
+    final String name;
+    /** Quoted, schema-qualified when a schema was given: safe to splice into SQL. */
+    final String qualified;
+
+    private PostgresTable(String schema, String name) {
+        this.schema = schema;
+        this.name = name;
+        this.qualified = (schema == null ? "" : quote(schema) + ".") + quote(name);
+    }
+
+    /** Parses {@code table} or {@code schema.table}; anything else is a configuration error naming the rule. */
+    static PostgresTable parse(String table) {
+        if (table == null) {
+            throw invalid("null");
+        }
+        String[] parts = table.split("\\.", -1);
+        if (parts.length > 2) {
+            throw invalid("'" + table + "'");
+        }
+        for (String part : parts) {
+            if (!IDENTIFIER.matcher(part).matches()) {
+                throw invalid("'" + table + "'");
+            }
+        }
+        return parts.length == 2 ? new PostgresTable(parts[0], parts[1]) : new PostgresTable(null, parts[0]);
+    }
+
+    private static DedupConfigurationException invalid(String shown) {
+        return new DedupConfigurationException("table must be an identifier or schema.identifier of letters, digits"
+                + " and underscores (first not a digit, at most 48 each), but was " + shown);
+    }
+
+    private static String quote(String identifier) {
+        return '"' + identifier + '"';
+    }
+
+    /** A name derived from the table's, in the table's schema (an index or the purge procedure). */
+    String derived(String suffix) {
+        return (schema == null ? "" : quote(schema) + ".") + quote(name + suffix);
+    }
+
+    String display() {
+        return schema == null ? name : schema + "." + name;
+    }
+
+    // ----- DDL --------------------------------------------------------------------------------------------------
+
+    String createTable() {
+        return "CREATE TABLE IF NOT EXISTS " + qualified + " (\n"
+                + "    namespace    text        NOT NULL,\n"
+                + "    key          text        NOT NULL,\n"
+                + "    owner        text        NOT NULL,\n"
+                + "    state        text        NOT NULL CHECK (state IN ('IN_PROGRESS', 'COMPLETED')),\n"
+                + "    expires_at   timestamptz NOT NULL,\n"
+                + "    result       bytea,\n"
+                + "    created_at   timestamptz NOT NULL,\n"
+                + "    completed_at timestamptz,\n"
+                + "    PRIMARY KEY (namespace, key)\n"
+                + ")";
+    }
+
+    /** Serves the purge: expired rows are found by expiry, oldest first. */
+    String createExpiryIndex() {
+        return "CREATE INDEX IF NOT EXISTS " + quoteName(name + "_expires_at_idx") + " ON " + qualified
+                + " (expires_at)";
+    }
+
+    private static String quoteName(String identifier) {
+        return quote(identifier);
+    }
+
+    /**
+     * Deletes expired rows in batches, committing after each, so a large backlog never holds locks for long. Rows
+     * locked by a claim in flight are skipped, not waited for.
+     */
+    String createPurgeProcedure() {
+        return "CREATE OR REPLACE PROCEDURE " + derived("_purge") + "(batch_size integer DEFAULT 5000,"
+                + " max_batches integer DEFAULT 100)\n"
+                + "LANGUAGE plpgsql AS $purge$\n"
+                + "DECLARE\n"
+                + "    deleted integer;\n"
+                + "BEGIN\n"
+                + "    FOR batch IN 1..max_batches LOOP\n"
+                + "        " + purgeBatch("batch_size") + ";\n"
+                + "        GET DIAGNOSTICS deleted = ROW_COUNT;\n"
+                + "        COMMIT;\n"
+                + "        EXIT WHEN deleted < batch_size;\n"
+                + "    END LOOP;\n"
+                + "END\n"
+                + "$purge$";
+    }
+
+    /** One bounded batch of the purge; {@code limit} is a parameter marker or a variable. */
+    String purgeBatch(String limit) {
+        return "DELETE FROM " + qualified + " AS t USING (SELECT namespace, key FROM " + qualified
+                + " WHERE expires_at <= statement_timestamp() ORDER BY expires_at LIMIT " + limit
+                + " FOR UPDATE SKIP LOCKED) AS expired"
+                + " WHERE t.namespace = expired.namespace AND t.key = expired.key"
+                + " AND t.expires_at <= statement_timestamp()";
+    }
+
+    String callPurge(int batchSize, int maxBatches) {
+        return "CALL " + derived("_purge") + "(" + batchSize + ", " + maxBatches + ")";
+    }
+
+    // ----- the hot path ----------------------------------------------------------------------------------------
+    //
+    // Time is statement_timestamp(): the server's clock, fixed for one statement, and not frozen at the start of
+    // a long caller transaction the way now() is.
+
+    /**
+     * The claim in one statement. Insert when absent (a live duplicate costs no write: DO NOTHING takes no lock);
+     * otherwise take the row over when it has expired; otherwise read the live row. It returns one row: ours
+     * (claimed) or the holder's (duplicate). It returns none when a concurrent transaction committed the row after
+     * this statement's snapshot was taken; the caller then runs it again.
+     * Parameters: namespace, key, owner, lease in ms.
+     */
+    String claim() {
+        return "WITH p AS (SELECT ?::text AS namespace, ?::text AS key, ?::text AS owner,"
+                + " statement_timestamp() + ?::bigint * interval '1 millisecond' AS expires_at),\n"
+                + "ins AS (INSERT INTO " + qualified + " (namespace, key, owner, state, expires_at, created_at)"
+                + " SELECT namespace, key, owner, 'IN_PROGRESS', expires_at, statement_timestamp() FROM p"
+                + " ON CONFLICT (namespace, key) DO NOTHING"
+                + " RETURNING owner, state, expires_at, result),\n"
+                + "takeover AS (UPDATE " + qualified + " AS t SET owner = p.owner, state = 'IN_PROGRESS',"
+                + " expires_at = p.expires_at, result = NULL, created_at = statement_timestamp(), completed_at = NULL"
+                + " FROM p WHERE t.namespace = p.namespace AND t.key = p.key"
+                + " AND t.expires_at <= statement_timestamp() AND NOT EXISTS (SELECT 1 FROM ins)"
+                + " RETURNING t.owner, t.state, t.expires_at, t.result)\n"
+                + "SELECT owner, state, expires_at, result FROM ins\n"
+                + "UNION ALL SELECT owner, state, expires_at, result FROM takeover\n"
+                + "UNION ALL SELECT t.owner, t.state, t.expires_at, t.result FROM " + qualified + " AS t, p"
+                + " WHERE t.namespace = p.namespace AND t.key = p.key AND t.expires_at > statement_timestamp()"
+                + " AND NOT EXISTS (SELECT 1 FROM ins) AND NOT EXISTS (SELECT 1 FROM takeover)";
+    }
+
+    /**
+     * The batch claim in one statement: the same three steps for an array of distinct keys and owners. Inserts go
+     * in key order and take-overs lock in key order, so two batches with overlapping keys cannot deadlock.
+     * Parameters: namespace, keys[], owners[], lease in ms.
+     */
+    String claimAll() {
+        return "WITH p AS (SELECT ?::text AS namespace,"
+                + " statement_timestamp() + ?::bigint * interval '1 millisecond' AS expires_at),\n"
+                + "input AS (SELECT u.key, u.owner FROM unnest(?::text[], ?::text[]) AS u(key, owner)),\n"
+                + "ins AS (INSERT INTO " + qualified + " (namespace, key, owner, state, expires_at, created_at)"
+                + " SELECT p.namespace, input.key, input.owner, 'IN_PROGRESS', p.expires_at, statement_timestamp()"
+                + " FROM input, p ORDER BY input.key"
+                + " ON CONFLICT (namespace, key) DO NOTHING"
+                + " RETURNING key, owner, state, expires_at, result),\n"
+                + "expired AS (SELECT t.key FROM " + qualified + " AS t, p"
+                + " WHERE t.namespace = p.namespace AND t.key IN (SELECT key FROM input)"
+                + " AND t.key NOT IN (SELECT key FROM ins) AND t.expires_at <= statement_timestamp()"
+                + " ORDER BY t.key FOR UPDATE OF t),\n"
+                + "takeover AS (UPDATE " + qualified + " AS t SET owner = input.owner, state = 'IN_PROGRESS',"
+                + " expires_at = p.expires_at, result = NULL, created_at = statement_timestamp(), completed_at = NULL"
+                + " FROM input, p WHERE t.namespace = p.namespace AND t.key = input.key"
+                + " AND t.key IN (SELECT key FROM expired)"
+                + " RETURNING t.key, t.owner, t.state, t.expires_at, t.result)\n"
+                + "SELECT key, owner, state, expires_at, result FROM ins\n"
+                + "UNION ALL SELECT key, owner, state, expires_at, result FROM takeover\n"
+                + "UNION ALL SELECT t.key, t.owner, t.state, t.expires_at, t.result FROM " + qualified + " AS t, p"
+                + " WHERE t.namespace = p.namespace AND t.key IN (SELECT key FROM input)"
+                + " AND t.key NOT IN (SELECT key FROM ins) AND t.key NOT IN (SELECT key FROM expired)"
+                + " AND t.expires_at > statement_timestamp()";
+    }
+
+    /** Parameters: retention in ms, result, namespace, key, owner. */
+    String complete() {
+        return "UPDATE " + qualified + " SET state = 'COMPLETED',"
+                + " expires_at = statement_timestamp() + ?::bigint * interval '1 millisecond', result = ?,"
+                + " completed_at = statement_timestamp()"
+                + " WHERE namespace = ? AND key = ? AND " + heldByOwner();
+    }
+
+    /** Parameters: namespace, key, owner. */
+    String release() {
+        return "DELETE FROM " + qualified + " WHERE namespace = ? AND key = ? AND " + heldByOwner();
+    }
+
+    /** Parameters: lease in ms, namespace, key, owner. */
+    String extend() {
+        return "UPDATE " + qualified
+                + " SET expires_at = statement_timestamp() + ?::bigint * interval '1 millisecond'"
+                + " WHERE namespace = ? AND key = ? AND " + heldByOwner();
+    }
+
+    private static String heldByOwner() {
+        return "owner = ? AND state = 'IN_PROGRESS' AND expires_at > statement_timestamp()";
+    }
+}

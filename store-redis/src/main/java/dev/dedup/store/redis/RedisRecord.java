@@ -1,0 +1,60 @@
+package dev.dedup.store.redis;
+
+import dev.dedup.RecordState;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+
+/**
+ * The value stored under a key, in one compact binary string the Lua scripts can check with {@code string.sub}:
+ *
+ * <pre>
+ * byte 0       state: 'P' in progress, 'C' completed
+ * bytes 1-8    expiry, epoch milliseconds, big-endian (for reporting; Redis's PX enforces it)
+ * bytes 9-44   owner token (36 ASCII characters)
+ * byte 45      1 if a result follows, else 0
+ * bytes 46-    the result
+ * </pre>
+ */
+record RedisRecord(RecordState state, Instant expiresAt, String owner, byte[] result) {
+    static final int OWNER_LENGTH = 36;
+    private static final int HEADER = 1 + 8 + OWNER_LENGTH + 1;
+
+    static RedisRecord inProgress(String owner, Instant expiresAt) {
+        return new RedisRecord(RecordState.IN_PROGRESS, expiresAt, owner, null);
+    }
+
+    byte[] encode() {
+        byte[] ownerBytes = owner.getBytes(StandardCharsets.US_ASCII);
+        if (ownerBytes.length != OWNER_LENGTH) {
+            throw new IllegalStateException("owner tokens are " + OWNER_LENGTH + " characters, but was " + owner);
+        }
+        ByteBuffer buffer = ByteBuffer.allocate(HEADER + (result == null ? 0 : result.length));
+        buffer.put((byte) (state == RecordState.IN_PROGRESS ? 'P' : 'C'));
+        buffer.putLong(expiresAt.toEpochMilli());
+        buffer.put(ownerBytes);
+        buffer.put((byte) (result == null ? 0 : 1));
+        if (result != null) {
+            buffer.put(result);
+        }
+        return buffer.array();
+    }
+
+    static RedisRecord decode(byte[] value) {
+        if (value.length < HEADER || (value[0] != 'P' && value[0] != 'C')) {
+            throw new IllegalStateException("not a dedup record (" + value.length + " bytes); is the key prefix"
+                    + " shared with other data?");
+        }
+        ByteBuffer buffer = ByteBuffer.wrap(value);
+        RecordState state = buffer.get() == 'P' ? RecordState.IN_PROGRESS : RecordState.COMPLETED;
+        Instant expiresAt = Instant.ofEpochMilli(buffer.getLong());
+        byte[] owner = new byte[OWNER_LENGTH];
+        buffer.get(owner);
+        byte[] result = null;
+        if (buffer.get() == 1) {
+            result = new byte[buffer.remaining()];
+            buffer.get(result);
+        }
+        return new RedisRecord(state, expiresAt, new String(owner, StandardCharsets.US_ASCII), result);
+    }
+}

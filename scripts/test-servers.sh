@@ -7,7 +7,7 @@
 # lives in one state directory, so nothing else on the machine is touched.
 #
 # Usage: scripts/test-servers.sh up|down|env|status
-#        scripts/test-servers.sh pause|resume postgres|redis
+#        scripts/test-servers.sh pause|resume postgres|redis|redis-cluster:<port>
 #   up      start whatever is not running yet (installs missing packages as root),
 #           then print the export lines; use as: eval "$(scripts/test-servers.sh up)"
 #   down    stop exactly the processes 'up' started and delete their data
@@ -621,6 +621,8 @@ cmd_pause() {
   case "$1" in
     postgres) halt_postgres ;;
     redis) stop_redis_process "$REDIS_DIR" "$REDIS_PORT" redis ;;
+    # One cluster node, e.g. redis-cluster:17001: its replica takes over after the node timeout.
+    redis-cluster:*) stop_redis_process "$CLUSTER_DIR/${1#redis-cluster:}" "${1#redis-cluster:}" "redis-cluster node" ;;
     *) usage ;;
   esac
 }
@@ -630,12 +632,14 @@ cmd_resume() {
   case "$1" in
     postgres) start_postgres ;;
     redis) start_redis ;;
+    # Restarts every stopped node; each rejoins from its nodes.conf (a former master as a replica).
+    redis-cluster | redis-cluster:*) start_redis_cluster ;;
     *) usage ;;
   esac
 }
 
 usage() {
-  echo "usage: $0 up|down|env|status, or $0 pause|resume postgres|redis" >&2
+  echo "usage: $0 up|down|env|status, or $0 pause|resume postgres|redis|redis-cluster:<port>" >&2
   exit 2
 }
 

@@ -1,5 +1,6 @@
 package dev.dedup.store.redis;
 
+import dev.dedup.DedupConfigurationException;
 import dev.dedup.RecordState;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -42,7 +43,7 @@ record RedisRecord(RecordState state, Instant expiresAt, String owner, byte[] re
 
     static RedisRecord decode(byte[] value) {
         if (value.length < HEADER || (value[0] != 'P' && value[0] != 'C')) {
-            throw new IllegalStateException("not a dedup record (" + value.length + " bytes); is the key prefix"
+            throw new DedupConfigurationException("not a dedup record (" + value.length + " bytes); is the key prefix"
                     + " shared with other data?");
         }
         ByteBuffer buffer = ByteBuffer.wrap(value);

@@ -22,17 +22,18 @@ import java.util.TreeMap;
  */
 public final class DedupStores {
     /** Where each scheme's provider lives, for the "add this" hint. */
-    private static final Map<String, String> KNOWN_ARTIFACTS = Map.of(
-            "memory", "dev.dedup:dedup-api",
-            "postgresql", "dev.dedup:dedup-store-postgres",
-            "postgres", "dev.dedup:dedup-store-postgres",
-            "jdbc:postgresql", "dev.dedup:dedup-store-postgres",
-            "redis", "dev.dedup:dedup-store-redis",
-            "rediss", "dev.dedup:dedup-store-redis",
-            "redis-cluster", "dev.dedup:dedup-store-redis",
-            "dynamodb", "dev.dedup:dedup-store-dynamodb",
-            "mongodb", "dev.dedup:dedup-store-mongo",
-            "mongodb+srv", "dev.dedup:dedup-store-mongo");
+    private static final Map<String, String> KNOWN_ARTIFACTS = Map.ofEntries(
+            Map.entry("memory", "dev.dedup:dedup-api"),
+            Map.entry("postgresql", "dev.dedup:dedup-store-postgres"),
+            Map.entry("postgres", "dev.dedup:dedup-store-postgres"),
+            Map.entry("jdbc:postgresql", "dev.dedup:dedup-store-postgres"),
+            Map.entry("redis", "dev.dedup:dedup-store-redis"),
+            Map.entry("rediss", "dev.dedup:dedup-store-redis"),
+            Map.entry("redis-cluster", "dev.dedup:dedup-store-redis"),
+            Map.entry("rediss-cluster", "dev.dedup:dedup-store-redis"),
+            Map.entry("dynamodb", "dev.dedup:dedup-store-dynamodb"),
+            Map.entry("mongodb", "dev.dedup:dedup-store-mongo"),
+            Map.entry("mongodb+srv", "dev.dedup:dedup-store-mongo"));
 
     private DedupStores() {}
 

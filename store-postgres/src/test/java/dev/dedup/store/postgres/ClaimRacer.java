@@ -16,7 +16,7 @@ import java.util.concurrent.Future;
 
 /**
  * One racer in the cross-process race: claims keys {@code race-0 .. race-(n-1)} with 4 threads through its own
- * pool and returns the keys it won. Run as a separate JVM by {@link PostgresCrossProcessRaceTest}: it warms up,
+ * pool (the child sweeping from the last key down) and returns the keys it won. Run as a separate JVM by {@link PostgresCrossProcessRaceTest}: it warms up,
  * prints {@code READY}, waits for {@code GO} on stdin, races, and prints {@code WON key} per key won.
  */
 public final class ClaimRacer {
@@ -24,7 +24,7 @@ public final class ClaimRacer {
 
     public static void main(String[] args) throws Exception {
         BufferedReader commands = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        List<String> won = race(args[0], args[1], Integer.parseInt(args[2]), () -> {
+        List<String> won = race(args[0], args[1], Integer.parseInt(args[2]), true, () -> {
             System.out.println("READY");
             System.out.flush();
             String line = commands.readLine();
@@ -42,7 +42,8 @@ public final class ClaimRacer {
         void await() throws Exception;
     }
 
-    static List<String> race(String jdbcUrl, String namespace, int keys, StartSignal start) throws Exception {
+    static List<String> race(String jdbcUrl, String namespace, int keys, boolean reverse, StartSignal start)
+            throws Exception {
         ConcurrentLinkedQueue<String> won = new ConcurrentLinkedQueue<>();
         try (HikariDataSource pool = PostgresTestSupport.pool(jdbcUrl, 4)) {
             PostgresDedupStore store = PostgresDedupStore.builder(pool).namespace(namespace).build();
@@ -53,8 +54,9 @@ public final class ClaimRacer {
             for (int thread = 0; thread < 4; thread++) {
                 racers.add(threads.submit(() -> {
                     go.await();
-                    for (int i = 0; i < keys; i++) {
-                        String key = "race-" + i;
+                    for (int n = 0; n < keys; n++) {
+                        // The two processes sweep the keys from opposite ends, so they collide whichever is faster.
+                        String key = "race-" + (reverse ? keys - 1 - n : n);
                         if (store.claim(key, Duration.ofMinutes(5)) instanceof Claim) {
                             won.add(key);
                         }

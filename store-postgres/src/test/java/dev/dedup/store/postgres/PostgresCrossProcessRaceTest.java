@@ -43,7 +43,7 @@ class PostgresCrossProcessRaceTest {
         Writer commands = new OutputStreamWriter(other.getOutputStream(), StandardCharsets.UTF_8);
 
         // Both sides warm up first; then both start at once: the other on GO, this one right after sending it.
-        List<String> wonHere = ClaimRacer.race(url, namespace, KEYS, () -> {
+        List<String> wonHere = ClaimRacer.race(url, namespace, KEYS, false, () -> {
             assertThat(lines.readLine()).as("the other racer is ready (see target/claim-racer.err)").isEqualTo("READY");
             commands.write("GO\n");
             commands.flush();

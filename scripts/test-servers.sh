@@ -3,11 +3,12 @@
 #   - PostgreSQL 15 with pg_cron (a private cluster, not the machine's own on 5432)
 #   - Redis standalone (not the machine's own on 6379)
 #   - Redis Cluster, 3 masters + 3 replicas
+#   - dynalite, the open-source DynamoDB emulator (npm)
 # Everything binds to 127.0.0.1 on fixed ports below the ephemeral port range and
 # lives in one state directory, so nothing else on the machine is touched.
 #
 # Usage: scripts/test-servers.sh up|down|env|status
-#        scripts/test-servers.sh pause|resume postgres|redis|redis-cluster:<port>
+#        scripts/test-servers.sh pause|resume postgres|redis|redis-cluster:<port>|dynalite
 #   up      start whatever is not running yet (installs missing packages as root),
 #           then print the export lines; use as: eval "$(scripts/test-servers.sh up)"
 #   down    stop exactly the processes 'up' started and delete their data
@@ -39,6 +40,10 @@ REDIS_PORT="${DEDUP_REDIS_PORT:-16379}"
 CLUSTER_BASE_PORT="${DEDUP_REDIS_CLUSTER_BASE_PORT:-17001}"
 CLUSTER_NODES=6                 # with --cluster-replicas 1: 3 masters + 3 replicas
 CLUSTER_TIMEOUT="${DEDUP_REDIS_CLUSTER_TIMEOUT:-60}"
+DYNALITE_PORT="${DEDUP_DYNALITE_PORT:-18000}"
+DYNALITE_VERSION=4.0.0
+# npm packages survive 'down' (which deletes server data), so a second 'up' installs nothing.
+CACHE_DIR="$(realpath -m "${DEDUP_SERVERS_CACHE:-/tmp/dedup-test-servers-cache}")"
 
 PGBIN=/usr/lib/postgresql/15/bin
 PG_CRON_CONTROL=/usr/share/postgresql/15/extension/pg_cron.control
@@ -48,6 +53,8 @@ PG_CRON_LIBRARY=/usr/lib/postgresql/15/lib/pg_cron.so
 PG_DIR="$STATE_DIR/postgres"
 REDIS_DIR="$STATE_DIR/redis"
 CLUSTER_DIR="$STATE_DIR/redis-cluster"
+DYNALITE_DIR="$STATE_DIR/dynalite"
+DYNALITE_BIN="$CACHE_DIR/npm/node_modules/dynalite/cli.js"
 
 CLUSTER_PORTS=()
 for ((i = 0; i < CLUSTER_NODES; i++)); do
@@ -156,7 +163,7 @@ require_port_free() {
 
 check_port_numbers() {
   local port
-  for port in "$PG_PORT" "$REDIS_PORT" "${CLUSTER_PORTS[@]}"; do
+  for port in "$PG_PORT" "$REDIS_PORT" "${CLUSTER_PORTS[@]}" "$DYNALITE_PORT"; do
     if ! [[ $port =~ ^[0-9]+$ ]] || ((port < 1 || port > 65535)); then
       die "invalid port '$port'"
     fi
@@ -190,6 +197,9 @@ ensure_installed() {
   command -v redis-server >/dev/null || missing+=(redis-server)
   command -v redis-cli >/dev/null || missing+=(redis-tools)
   command -v ss >/dev/null || missing+=(iproute2)
+  command -v node >/dev/null || missing+=(nodejs)
+  command -v npm >/dev/null || missing+=(npm)
+  command -v curl >/dev/null || missing+=(curl)
   if ((${#missing[@]} == 0)); then
     return 0
   fi
@@ -518,6 +528,77 @@ stop_redis_cluster() {
 }
 
 # ---------------------------------------------------------------------------
+# DynamoDB: dynalite (npm, MIT), the open-source emulator; the vendor's DynamoDB Local may not be used.
+
+install_dynalite() {
+  if [[ -f $DYNALITE_BIN ]]; then
+    return 0
+  fi
+  local major
+  major=$(node --version | sed 's/^v\([0-9]*\).*/\1/')
+  ((major >= 20)) || die "dynalite $DYNALITE_VERSION needs Node.js 20 or newer, found $(node --version)"
+  log "installing dynalite $DYNALITE_VERSION from npm into $CACHE_DIR/npm"
+  mkdir -p "$CACHE_DIR/npm"
+  (cd "$CACHE_DIR/npm" && npm install --no-audit --no-fund --silent "dynalite@$DYNALITE_VERSION" >&2) \
+    || die "npm install dynalite@$DYNALITE_VERSION failed"
+  [[ -f $DYNALITE_BIN ]] || die "dynalite installed, but $DYNALITE_BIN is missing"
+}
+
+dynalite_answers() {
+  # Any HTTP answer will do: dynalite replies 400 to a request without a DynamoDB target.
+  curl -s -o /dev/null --max-time 2 "http://127.0.0.1:$DYNALITE_PORT/"
+}
+
+dynalite_pid() {
+  local pid
+  pid=$(read_pid "$DYNALITE_DIR/dynalite.pid")
+  if [[ -n $pid ]] && pid_is "$pid" "$DYNALITE_BIN" "--port $DYNALITE_PORT "; then
+    echo "$pid"
+  fi
+  return 0
+}
+
+start_dynalite() {
+  local pid
+  pid=$(dynalite_pid)
+  if [[ -n $pid ]]; then
+    wait_until 10 dynalite_answers \
+      || die "dynalite (pid $pid) runs but does not answer on port $DYNALITE_PORT; see $DYNALITE_DIR/dynalite.log"
+    log "dynalite already running (pid $pid, port $DYNALITE_PORT)"
+    return 0
+  fi
+  install_dynalite
+  require_port_free "$DYNALITE_PORT" dynalite
+  mkdir -p "$DYNALITE_DIR"
+  log "starting dynalite on 127.0.0.1:$DYNALITE_PORT"
+  # On disk (LevelDB), so 'pause'/'resume' keeps the tables like a real outage would; tables become ACTIVE at
+  # once instead of after 500 ms. Backgrounded directly (not through spawn, whose subshell would linger holding
+  # the lock) so that $! is node's own PID.
+  mkdir -p "$DYNALITE_DIR/data"
+  nohup node "$DYNALITE_BIN" --host 127.0.0.1 --port "$DYNALITE_PORT" --path "$DYNALITE_DIR/data" \
+    --createTableMs 0 --deleteTableMs 0 --updateTableMs 0 > "$DYNALITE_DIR/dynalite.log" 2>&1 9>&- &
+  echo $! > "$DYNALITE_DIR/dynalite.pid"
+  if ! wait_until 15 dynalite_answers; then
+    tail -n 20 "$DYNALITE_DIR/dynalite.log" >&2 || true
+    die "dynalite on port $DYNALITE_PORT did not answer within 15 s; see $DYNALITE_DIR/dynalite.log"
+  fi
+}
+
+halt_dynalite() {
+  local pid
+  pid=$(dynalite_pid)
+  if [[ -n $pid ]]; then
+    log "stopping dynalite (pid $pid, port $DYNALITE_PORT)"
+    stop_pid "$pid" dynalite
+  fi
+}
+
+stop_dynalite() {
+  halt_dynalite
+  rm -rf "$DYNALITE_DIR"
+}
+
+# ---------------------------------------------------------------------------
 # Subcommands
 
 print_env() {
@@ -529,6 +610,7 @@ print_env() {
   echo "export DEDUP_TEST_POSTGRES_URL='jdbc:postgresql://127.0.0.1:$PG_PORT/$PG_DB?user=postgres'"
   echo "export DEDUP_TEST_REDIS_URL='redis://127.0.0.1:$REDIS_PORT'"
   echo "export DEDUP_TEST_REDIS_CLUSTER_URL='redis://$joined'"
+  echo "export DEDUP_TEST_DYNAMODB_URL='http://127.0.0.1:$DYNALITE_PORT'"
   # Reliability tests stop and restart a server through this script (pause/resume).
   echo "export DEDUP_TEST_SERVERS_SCRIPT='$(realpath "${BASH_SOURCE[0]}")'"
 }
@@ -572,6 +654,14 @@ print_status() {
   fi
   status_line redis-cluster "$state" "${CLUSTER_PORTS[0]}-${CLUSTER_PORTS[-1]}" \
     "$(IFS=,; echo "${pids[*]:--}")"
+
+  pid=$(dynalite_pid)
+  state=stopped
+  if [[ -n $pid ]]; then
+    state="not-answering"
+    if dynalite_answers; then state=running; fi
+  fi
+  status_line dynalite "$state" "$DYNALITE_PORT" "${pid:--}"
 }
 
 # 'up' and 'down' must not interleave (e.g. two test runs starting at once).
@@ -590,7 +680,7 @@ cmd_up() {
   local started=$SECONDS
   check_port_numbers
   ensure_installed
-  warn_if_ephemeral "$PG_PORT" "$REDIS_PORT" "${CLUSTER_PORTS[@]}"
+  warn_if_ephemeral "$PG_PORT" "$REDIS_PORT" "${CLUSTER_PORTS[@]}" "$DYNALITE_PORT"
   local port
   for port in "${CLUSTER_PORTS[@]}"; do
     warn_if_ephemeral $((port + 10000))
@@ -599,6 +689,7 @@ cmd_up() {
   start_postgres
   start_redis
   start_redis_cluster
+  start_dynalite
   log "all servers up ($((SECONDS - started)) s); state in $STATE_DIR"
   print_env
 }
@@ -609,6 +700,7 @@ cmd_down() {
     return 0
   fi
   take_lock
+  stop_dynalite
   stop_redis_cluster
   stop_redis
   stop_postgres
@@ -621,6 +713,7 @@ cmd_pause() {
   case "$1" in
     postgres) halt_postgres ;;
     redis) stop_redis_process "$REDIS_DIR" "$REDIS_PORT" redis ;;
+    dynalite) halt_dynalite ;;
     # One cluster node, e.g. redis-cluster:17001: its replica takes over after the node timeout.
     redis-cluster:*) stop_redis_process "$CLUSTER_DIR/${1#redis-cluster:}" "${1#redis-cluster:}" "redis-cluster node" ;;
     *) usage ;;
@@ -632,6 +725,7 @@ cmd_resume() {
   case "$1" in
     postgres) start_postgres ;;
     redis) start_redis ;;
+    dynalite) start_dynalite ;;
     # Restarts every stopped node; each rejoins from its nodes.conf (a former master as a replica).
     redis-cluster | redis-cluster:*) start_redis_cluster ;;
     *) usage ;;
@@ -639,7 +733,7 @@ cmd_resume() {
 }
 
 usage() {
-  echo "usage: $0 up|down|env|status, or $0 pause|resume postgres|redis|redis-cluster:<port>" >&2
+  echo "usage: $0 up|down|env|status, or $0 pause|resume postgres|redis|redis-cluster:<port>|dynalite" >&2
   exit 2
 }
 

@@ -1,0 +1,84 @@
+package dev.dedup.store.mongo;
+
+import dev.dedup.DedupConfigurationException;
+import dev.dedup.RecordState;
+import java.time.Instant;
+import org.bson.BsonDateTime;
+import org.bson.BsonDocument;
+import org.bson.BsonString;
+import org.bson.BsonValue;
+
+/**
+ * One dedup record as a MongoDB document, and the field names every filter and update uses:
+ *
+ * <pre>
+ * { _id:         "namespace:key",                 string; unique, so an insert of a taken key fails with 11000
+ *   owner:       "6f1c...",                       the claim's owner token (36 characters)
+ *   state:       "IN_PROGRESS" | "COMPLETED",
+ *   expiresAt:   ISODate,                         a BSON date, so the TTL index can delete the document later
+ *   createdAt:   ISODate,                         when the current claim was made (reset by a take-over)
+ *   completedAt: ISODate,                         completed records only
+ *   result:      BinData(0, ...) }                completed records with a result only (an empty one included)
+ * </pre>
+ *
+ * <p>The namespace cannot contain {@code ':'} ({@link dev.dedup.DedupLimits#NAMESPACE_PATTERN}), so
+ * {@code namespace + ":" + key} names exactly one (namespace, key) pair. Instants are whole milliseconds, the
+ * precision of a BSON date, so the expiry a claim reports is exactly the one stored.
+ */
+record MongoRecord(String owner, RecordState state, Instant expiresAt, byte[] result) {
+    static final String ID = "_id";
+    static final String OWNER = "owner";
+    static final String STATE = "state";
+    static final String EXPIRES_AT = "expiresAt";
+    static final String CREATED_AT = "createdAt";
+    static final String COMPLETED_AT = "completedAt";
+    static final String RESULT = "result";
+
+    static final String IN_PROGRESS = RecordState.IN_PROGRESS.name();
+    static final String COMPLETED = RecordState.COMPLETED.name();
+
+    /** The document a fresh claim inserts. */
+    static BsonDocument inProgress(String id, String owner, long expiresAtMillis, long nowMillis) {
+        return new BsonDocument(ID, new BsonString(id))
+                .append(OWNER, new BsonString(owner))
+                .append(STATE, new BsonString(IN_PROGRESS))
+                .append(EXPIRES_AT, new BsonDateTime(expiresAtMillis))
+                .append(CREATED_AT, new BsonDateTime(nowMillis));
+    }
+
+    /** True while the record holds its key at {@code nowMillis}: its expiry is still ahead. */
+    boolean liveAt(long nowMillis) {
+        return expiresAt.toEpochMilli() > nowMillis;
+    }
+
+    /**
+     * Reads a stored document; one that lacks a field or has it in another type is not ours, and guessing would
+     * break the once-only guarantee, so it is a configuration error.
+     */
+    static MongoRecord decode(BsonDocument document, String collection) {
+        BsonValue owner = document.get(OWNER);
+        BsonValue state = document.get(STATE);
+        BsonValue expiresAt = document.get(EXPIRES_AT);
+        BsonValue result = document.get(RESULT);
+        String problem = null;
+        if (owner == null || !owner.isString()) {
+            problem = OWNER + " (a string)";
+        } else if (state == null || !state.isString()
+                || !(IN_PROGRESS.equals(state.asString().getValue())
+                        || COMPLETED.equals(state.asString().getValue()))) {
+            problem = STATE + " (IN_PROGRESS or COMPLETED)";
+        } else if (expiresAt == null || !expiresAt.isDateTime()) {
+            problem = EXPIRES_AT + " (a date)";
+        } else if (result != null && !result.isBinary()) {
+            problem = RESULT + " (binary)";
+        }
+        if (problem != null) {
+            throw new DedupConfigurationException("a document in " + collection + " is not a dedup record: it lacks"
+                    + " the field " + problem + "; is the collection shared with other data? Give dedup a"
+                    + " collection of its own");
+        }
+        return new MongoRecord(owner.asString().getValue(), RecordState.valueOf(state.asString().getValue()),
+                Instant.ofEpochMilli(expiresAt.asDateTime().getValue()),
+                result == null ? null : result.asBinary().getData());
+    }
+}

@@ -1,0 +1,62 @@
+package dev.dedup.store.dynamodb;
+
+import dev.dedup.tck.TestServers;
+import java.net.URI;
+import java.time.Duration;
+import org.testcontainers.containers.GenericContainer;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.core.client.config.ClientOverrideConfiguration;
+import software.amazon.awssdk.http.nio.netty.NettyNioAsyncHttpClient;
+import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+
+/**
+ * The DynamoDB endpoint the tests run against: dynalite, the open-source emulator (the vendor's DynamoDB Local may
+ * not be used, and the real service is not reachable here). Where Docker runs, dynalite runs in a node container.
+ */
+final class DynamoDbTestSupport {
+    static final String TABLE = "dedup_claims";
+    private static final StaticCredentialsProvider DUMMY =
+            StaticCredentialsProvider.create(AwsBasicCredentials.create("dummy", "dummy"));
+
+    private static String endpoint;
+
+    private DynamoDbTestSupport() {}
+
+    static synchronized String endpoint() {
+        if (endpoint == null) {
+            endpoint = TestServers.require("DynamoDB emulator (dynalite)", "DEDUP_TEST_DYNAMODB_URL",
+                    DynamoDbTestSupport::startContainer);
+        }
+        return endpoint;
+    }
+
+    static DynamoDbClient client(Duration timeout) {
+        return DynamoDbClient.builder().endpointOverride(URI.create(endpoint())).region(Region.US_EAST_1)
+                .credentialsProvider(DUMMY).httpClient(UrlConnectionHttpClient.create())
+                .overrideConfiguration(ClientOverrideConfiguration.builder().apiCallTimeout(timeout).build())
+                .build();
+    }
+
+    static DynamoDbAsyncClient asyncClient() {
+        return DynamoDbAsyncClient.builder().endpointOverride(URI.create(endpoint())).region(Region.US_EAST_1)
+                .credentialsProvider(DUMMY).httpClient(NettyNioAsyncHttpClient.create()).build();
+    }
+
+    /** A URI for DedupStores.open with the emulator's endpoint and dummy credentials. */
+    static String uri(String table, String namespace) {
+        return "dynamodb://" + table + "?endpoint=" + endpoint() + "&accessKeyId=dummy&secretAccessKey=dummy"
+                + "&namespace=" + namespace;
+    }
+
+    private static String startContainer() {
+        GenericContainer<?> container = new GenericContainer<>("node:20-slim")
+                .withCommand("npx", "--yes", "dynalite@4.0.0", "--port", "4567", "--createTableMs", "0")
+                .withExposedPorts(4567);
+        container.start();
+        return "http://" + container.getHost() + ":" + container.getMappedPort(4567);
+    }
+}

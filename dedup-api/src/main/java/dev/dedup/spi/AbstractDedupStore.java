@@ -3,9 +3,15 @@ package dev.dedup.spi;
 import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
 import dev.dedup.DedupLimits;
+import dev.dedup.Duplicate;
+import dev.dedup.RecordState;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 
 /**
@@ -107,6 +113,35 @@ public abstract class AbstractDedupStore implements DedupStore {
     /** A fresh random owner token. */
     protected static String newOwnerToken() {
         return UUID.randomUUID().toString();
+    }
+
+    /**
+     * One fresh owner token per distinct key, in first-seen order: what a batch claim sends to the backend, since a
+     * key repeated in one batch is claimed once.
+     */
+    protected static Map<String, String> ownersOfDistinctKeys(List<String> keys) {
+        Map<String, String> ownerByKey = new LinkedHashMap<>();
+        for (String key : keys) {
+            ownerByKey.computeIfAbsent(key, k -> newOwnerToken());
+        }
+        return ownerByKey;
+    }
+
+    /**
+     * The batch's results in input order, from one result per distinct key. A repeat of a key the batch itself
+     * claimed is a duplicate of that claim, in progress, as if the same batch had arrived twice.
+     */
+    protected static List<ClaimResult> inInputOrder(List<String> keys, Map<String, ClaimResult> byDistinctKey) {
+        List<ClaimResult> results = new ArrayList<>(keys.size());
+        Set<String> seen = new HashSet<>();
+        for (String key : keys) {
+            ClaimResult result = byDistinctKey.get(key);
+            if (!seen.add(key) && result instanceof Claim claim) {
+                result = new Duplicate(key, RecordState.IN_PROGRESS, claim.expiresAt(), null);
+            }
+            results.add(result);
+        }
+        return results;
     }
 
     private void checkOpen() {

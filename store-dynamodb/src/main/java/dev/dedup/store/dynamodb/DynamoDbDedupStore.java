@@ -15,7 +15,6 @@ import dev.dedup.spi.AbstractDedupStore;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -106,10 +105,7 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
         }
         // DynamoDB has no conditional batch write: the conditional puts run concurrently, at most
         // batchConcurrency in flight, through the async client.
-        Map<String, String> ownerByKey = new LinkedHashMap<>();
-        for (String key : keys) {
-            ownerByKey.computeIfAbsent(key, k -> newOwnerToken());
-        }
+        Map<String, String> ownerByKey = ownersOfDistinctKeys(keys);
         Semaphore inFlight = new Semaphore(batchConcurrency);
         Map<String, CompletableFuture<ClaimResult>> pending = new LinkedHashMap<>();
         try {
@@ -131,16 +127,7 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
                 throw DynamoDbErrors.translate("claimAll", e, table);
             }
         });
-        List<ClaimResult> results = new ArrayList<>(keys.size());
-        Map<String, Boolean> seen = new HashMap<>();
-        for (String key : keys) {
-            ClaimResult result = byKey.get(key);
-            if (seen.put(key, Boolean.TRUE) != null && result instanceof Claim claim) {
-                result = new Duplicate(key, RecordState.IN_PROGRESS, claim.expiresAt(), null);
-            }
-            results.add(result);
-        }
-        return results;
+        return inInputOrder(keys, byKey);
     }
 
     private CompletableFuture<ClaimResult> claimAsync(String key, String owner, Duration lease) {

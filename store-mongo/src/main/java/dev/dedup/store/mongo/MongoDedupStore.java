@@ -22,7 +22,6 @@ import dev.dedup.ClaimResult;
 import dev.dedup.DedupLimits;
 import dev.dedup.DedupStoreException;
 import dev.dedup.Duplicate;
-import dev.dedup.RecordState;
 import dev.dedup.spi.AbstractDedupStore;
 import java.time.Clock;
 import java.time.Duration;
@@ -30,7 +29,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -228,23 +226,9 @@ public final class MongoDedupStore extends AbstractDedupStore {
     @Override
     protected List<ClaimResult> doClaimAll(List<String> keys, Duration lease) {
         // The batch inserts each distinct key once; repeats in the batch are duplicates of the first.
-        Map<String, String> ownerByKey = new LinkedHashMap<>();
-        for (String key : keys) {
-            ownerByKey.computeIfAbsent(key, k -> newOwnerToken());
-        }
+        Map<String, String> ownerByKey = ownersOfDistinctKeys(keys);
         Map<String, ClaimResult> byKey = call("claimAll", () -> claimBatch(ownerByKey, lease));
-
-        List<ClaimResult> results = new ArrayList<>(keys.size());
-        Set<String> seen = new HashSet<>();
-        for (String key : keys) {
-            ClaimResult result = byKey.get(key);
-            if (!seen.add(key) && result instanceof Claim claim) {
-                // A repeat of a key this batch just claimed: a duplicate of that claim.
-                result = new Duplicate(key, RecordState.IN_PROGRESS, claim.expiresAt(), null);
-            }
-            results.add(result);
-        }
-        return results;
+        return inInputOrder(keys, byKey);
     }
 
     private Map<String, ClaimResult> claimBatch(Map<String, String> ownerByKey, Duration lease) {

@@ -17,7 +17,6 @@ import java.sql.Timestamp;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -145,10 +144,7 @@ public final class PostgresDedupStore extends AbstractDedupStore {
     @Override
     protected List<ClaimResult> doClaimAll(List<String> keys, Duration lease) {
         // The statement takes each distinct key once; repeats in the batch are duplicates of the first.
-        Map<String, String> ownerByKey = new LinkedHashMap<>();
-        for (String key : keys) {
-            ownerByKey.computeIfAbsent(key, k -> newOwnerToken());
-        }
+        Map<String, String> ownerByKey = ownersOfDistinctKeys(keys);
         Map<String, ClaimResult> byKey = connections.run(connection -> {
             Map<String, ClaimResult> found = new HashMap<>();
             for (int attempt = 1; attempt <= CLAIM_ATTEMPTS && found.size() < ownerByKey.size(); attempt++) {
@@ -183,17 +179,7 @@ public final class PostgresDedupStore extends AbstractDedupStore {
             return found;
         }, "claimAll", table);
 
-        List<ClaimResult> results = new ArrayList<>(keys.size());
-        Map<String, Boolean> seen = new HashMap<>();
-        for (String key : keys) {
-            ClaimResult result = byKey.get(key);
-            if (seen.put(key, Boolean.TRUE) != null && result instanceof Claim claim) {
-                // A repeat of a key this batch just claimed: a duplicate of that claim.
-                result = new Duplicate(key, RecordState.IN_PROGRESS, claim.expiresAt(), null);
-            }
-            results.add(result);
-        }
-        return results;
+        return inInputOrder(keys, byKey);
     }
 
     @Override

@@ -7,7 +7,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.dedup.Claim;
 import dev.dedup.DedupStoreException;
 import dev.dedup.Duplicate;
-import dev.dedup.tck.TestServers;
+import dev.dedup.tck.ServerOutages;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,20 +24,18 @@ import org.junit.jupiter.api.Test;
  */
 class PostgresOutageTest {
     private static HikariDataSource pool;
-    private static String script;
 
     @BeforeAll
     static void connect() {
-        script = TestServers.require("the test-servers script (to stop and restart PostgreSQL)",
-                "DEDUP_TEST_SERVERS_SCRIPT", null);
+        ServerOutages.script();
         pool = PostgresTestSupport.pool(4);
         pool.setConnectionTimeout(2_000);
         PostgresDedupStore.builder(pool).validateSchema(false).build().createSchema();
     }
 
     @AfterAll
-    static void close() throws Exception {
-        harness("resume"); // whatever happened, leave the server running for the next test class
+    static void close() {
+        ServerOutages.resume("postgres"); // whatever happened, leave the server running for the next test class
         pool.close();
     }
 
@@ -53,7 +51,7 @@ class PostgresOutageTest {
             claimed.add(key);
         }
 
-        harness("pause");
+        ServerOutages.pause("postgres");
         long failing = System.nanoTime();
         assertThatThrownBy(() -> store.claim("during", Duration.ofMinutes(10)))
                 .isInstanceOf(DedupStoreException.class)
@@ -62,27 +60,13 @@ class PostgresOutageTest {
         long failedAfterMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - failing);
         assertThat(failedAfterMillis).as("failed within the 2 s timeout plus the pool's 2 s wait").isLessThan(6_000);
 
-        harness("resume");
-        long recovering = System.nanoTime();
-        Claim after = null;
-        while (after == null && System.nanoTime() - recovering < TimeUnit.SECONDS.toNanos(30)) {
-            try {
-                after = (Claim) store.claim("after", Duration.ofMinutes(10));
-            } catch (DedupStoreException stillDown) {
-                Thread.sleep(100);
-            }
-        }
-        assertThat(after).as("a claim succeeds again after the restart").isNotNull();
+        ServerOutages.resume("postgres");
+        Duration recovery = ServerOutages.awaitRecovery(() -> store.claim("after", Duration.ofMinutes(10)),
+                Duration.ofSeconds(30));
         for (String key : claimed) {
             assertThat(store.claim(key, Duration.ofMinutes(10))).as(key).isInstanceOf(Duplicate.class);
         }
         System.out.printf("outage: claim failed after %d ms; first claim after restart %d ms after resume%n",
-                failedAfterMillis, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - recovering));
-    }
-
-    private static void harness(String action) throws Exception {
-        Process process = new ProcessBuilder("bash", script, action, "postgres").inheritIO().start();
-        assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        assertThat(process.exitValue()).as("test-servers.sh " + action + " postgres").isZero();
+                failedAfterMillis, recovery.toMillis());
     }
 }

@@ -26,7 +26,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 
-import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -111,25 +110,13 @@ public final class RedisDedupStore extends AbstractDedupStore {
     @Override
     protected List<ClaimResult> doClaimAll(List<String> keys, Duration lease) {
         // All SETs go out before any reply is awaited: Lettuce pipelines them, one round trip per node touched.
-        Map<String, String> ownerByKey = new LinkedHashMap<>();
-        for (String key : keys) {
-            ownerByKey.computeIfAbsent(key, k -> newOwnerToken());
-        }
+        Map<String, String> ownerByKey = ownersOfDistinctKeys(keys);
         Map<String, Pending> sent = new LinkedHashMap<>();
         ownerByKey.forEach((key, owner) -> sent.put(key, send(key, owner, lease)));
         Map<String, ClaimResult> byKey = new LinkedHashMap<>();
         sent.forEach((key, pending) -> byKey.put(key, finish(key, ownerByKey.get(key), pending)));
 
-        List<ClaimResult> results = new ArrayList<>(keys.size());
-        Map<String, Boolean> seen = new LinkedHashMap<>();
-        for (String key : keys) {
-            ClaimResult result = byKey.get(key);
-            if (seen.put(key, Boolean.TRUE) != null && result instanceof Claim claim) {
-                result = new Duplicate(key, RecordState.IN_PROGRESS, claim.expiresAt(), null);
-            }
-            results.add(result);
-        }
-        return results;
+        return inInputOrder(keys, byKey);
     }
 
     /** A SET on its way, with the expiry its record carries. */

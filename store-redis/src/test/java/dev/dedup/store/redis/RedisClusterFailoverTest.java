@@ -7,7 +7,7 @@ import dev.dedup.ClaimResult;
 import dev.dedup.DedupStoreException;
 import dev.dedup.DedupStores;
 import dev.dedup.spi.DedupStore;
-import dev.dedup.tck.TestServers;
+import dev.dedup.tck.ServerOutages;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
@@ -26,18 +26,15 @@ import org.junit.jupiter.api.Test;
  * measures how long claims failed and counts claims lost by the failover, without and with WAIT for one replica.
  */
 class RedisClusterFailoverTest {
-    private static String script;
-
     @BeforeAll
     static void findTheHarness() {
-        script = TestServers.require("the test-servers script (to stop a cluster node)", "DEDUP_TEST_SERVERS_SCRIPT",
-                null);
+        ServerOutages.script();
         RedisTestSupport.clusterUrl();
     }
 
     @AfterAll
-    static void restoreTheCluster() throws Exception {
-        harness("resume", "redis-cluster"); // the killed node rejoins as a replica; waits until the cluster is healthy
+    static void restoreTheCluster() {
+        ServerOutages.resume("redis-cluster"); // the killed node rejoins as a replica; waits until the cluster is healthy
     }
 
     /** Claims one store made, and the times its claims failed. */
@@ -93,7 +90,7 @@ class RedisClusterFailoverTest {
             int i = 0;
             while (System.nanoTime() - started < TimeUnit.SECONDS.toNanos(45)) {
                 if (!killed && System.nanoTime() - started > TimeUnit.SECONDS.toNanos(1)) {
-                    harness("pause", "redis-cluster:" + victimPort);
+                    ServerOutages.pause("redis-cluster:" + victimPort);
                     killed = true;
                 }
                 int failuresBefore = withoutWait.failures;
@@ -124,7 +121,7 @@ class RedisClusterFailoverTest {
             assertThat(lostWithWait).as("claims acknowledged by a replica survive its promotion").isZero();
 
             // Once the killed node rejoins as the new master's replica, WAIT 1 succeeds on every slot again.
-            harness("resume", "redis-cluster");
+            ServerOutages.resume("redis-cluster");
             Tally afterRejoin = new Tally();
             for (int k = 0; k < 30; k++) {
                 afterRejoin.claim(waiting, run + "-after-" + k);
@@ -146,11 +143,5 @@ class RedisClusterFailoverTest {
         } finally {
             client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
         }
-    }
-
-    private static void harness(String action, String server) throws Exception {
-        Process process = new ProcessBuilder("bash", script, action, server).inheritIO().start();
-        assertThat(process.waitFor(120, TimeUnit.SECONDS)).isTrue();
-        assertThat(process.exitValue()).as("test-servers.sh " + action + " " + server).isZero();
     }
 }

@@ -7,7 +7,7 @@ import dev.dedup.Claim;
 import dev.dedup.DedupStoreException;
 import dev.dedup.DedupStores;
 import dev.dedup.spi.DedupStore;
-import dev.dedup.tck.TestServers;
+import dev.dedup.tck.ServerOutages;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -17,18 +17,15 @@ import org.junit.jupiter.api.Test;
 
 /** Stops the test Redis mid-run and starts it again through the harness script. */
 class RedisOutageTest {
-    private static String script;
-
     @BeforeAll
     static void findTheHarness() {
-        script = TestServers.require("the test-servers script (to stop and restart Redis)", "DEDUP_TEST_SERVERS_SCRIPT",
-                null);
+        ServerOutages.script();
         RedisTestSupport.standaloneUrl();
     }
 
     @AfterAll
-    static void restart() throws Exception {
-        harness("resume");
+    static void restart() {
+        ServerOutages.resume("redis");
     }
 
     @Test
@@ -37,7 +34,7 @@ class RedisOutageTest {
         try (DedupStore store = DedupStores.open(RedisTestSupport.standaloneUrl() + "?namespace=outage&timeout=1s")) {
             assertThat(store.claim("before-" + System.nanoTime(), Duration.ofMinutes(1))).isInstanceOf(Claim.class);
 
-            harness("pause");
+            ServerOutages.pause("redis");
             long started = System.nanoTime();
             int failures = 0;
             for (int i = 0; i < 2_000; i++) {
@@ -52,25 +49,11 @@ class RedisOutageTest {
             // Rejected, not queued: 2,000 calls against a dead server finish far inside one call's 1 s timeout.
             assertThat(failingMillis).as("2,000 failed claims took").isLessThan(1_000);
 
-            harness("resume");
-            long recovering = System.nanoTime();
-            Claim after = null;
-            while (after == null && System.nanoTime() - recovering < TimeUnit.SECONDS.toNanos(30)) {
-                try {
-                    after = (Claim) store.claim("after-" + System.nanoTime(), Duration.ofMinutes(1));
-                } catch (DedupStoreException stillDown) {
-                    Thread.sleep(50);
-                }
-            }
-            assertThat(after).as("claims succeed again after the restart").isNotNull();
+            ServerOutages.resume("redis");
+            Duration recovery = ServerOutages.awaitRecovery(
+                    () -> store.claim("after-" + System.nanoTime(), Duration.ofMinutes(1)), Duration.ofSeconds(30));
             System.out.printf("redis outage: %d claims failed in %d ms; first claim after restart %d ms after resume%n",
-                    failures, failingMillis, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - recovering));
+                    failures, failingMillis, recovery.toMillis());
         }
-    }
-
-    private static void harness(String action) throws Exception {
-        Process process = new ProcessBuilder("bash", script, action, "redis").inheritIO().start();
-        assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        assertThat(process.exitValue()).as("test-servers.sh " + action + " redis").isZero();
     }
 }

@@ -11,7 +11,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A thread-safe store in this JVM's memory: the reference implementation of the contract, the store for users'
@@ -19,10 +19,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * processes or restarts.
  *
  * <p>Each operation is one atomic {@link ConcurrentHashMap#compute} on the key. Time comes from the injected
- * {@link Clock}; expired records are swept every {@value #SWEEP_EVERY} claims so memory stays bounded.
+ * {@link Clock}. Expired records are swept whenever the map has doubled since the last sweep (and holds at least
+ * {@value #MIN_SWEEP_SIZE} records): memory stays within about twice the live records, and the sweeps cost a
+ * constant amount per claim, however large the map grows.
  */
 public final class InMemoryDedupStore extends AbstractDedupStore {
-    static final int SWEEP_EVERY = 1024;
+    static final int MIN_SWEEP_SIZE = 1024;
 
     private record Entry(String owner, RecordState state, Instant expiresAt, byte[] result) {
         boolean liveAt(Instant now) {
@@ -35,7 +37,7 @@ public final class InMemoryDedupStore extends AbstractDedupStore {
     }
 
     private final ConcurrentHashMap<String, Entry> entries = new ConcurrentHashMap<>();
-    private final AtomicLong claimsSinceSweep = new AtomicLong();
+    private final AtomicInteger nextSweepAt = new AtomicInteger(MIN_SWEEP_SIZE);
     private final Clock clock;
 
     /** A store in the {@code default} namespace on the system clock. */
@@ -58,7 +60,7 @@ public final class InMemoryDedupStore extends AbstractDedupStore {
         return entries.size();
     }
 
-    /** Removes expired records now (also done every {@value #SWEEP_EVERY} claims); returns how many. */
+    /** Removes expired records now (also done as the map doubles); returns how many. */
     public int sweepExpired() {
         Instant now = clock.instant();
         int removed = 0;
@@ -73,8 +75,12 @@ public final class InMemoryDedupStore extends AbstractDedupStore {
 
     @Override
     protected ClaimResult doClaim(String key, String owner, Duration lease) {
-        if (claimsSinceSweep.incrementAndGet() % SWEEP_EVERY == 0) {
+        int size = entries.size();
+        int threshold = nextSweepAt.get();
+        if (size >= threshold && nextSweepAt.compareAndSet(threshold, Integer.MAX_VALUE)) {
+            // One thread sweeps; the next sweep waits until the map doubles again.
             sweepExpired();
+            nextSweepAt.set((int) Math.min(Integer.MAX_VALUE, Math.max(MIN_SWEEP_SIZE, 2L * entries.size())));
         }
         Instant now = clock.instant();
         Entry fresh = new Entry(owner, RecordState.IN_PROGRESS, now.plus(lease), null);

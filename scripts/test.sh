@@ -2,7 +2,7 @@
 # The whole test suite, as CI runs it: starts the real servers the store tests need (installing what is missing),
 # runs every module's tests against them, and stops what it started.
 #   DEDUP_KEEP_SERVERS=1 scripts/test.sh   leaves the servers running for the next run.
-#   Extra arguments go to Maven, e.g. scripts/test.sh -pl dedup-tck
+#   Extra arguments go to Maven, e.g. scripts/test.sh -pl dedup-tck (and skip the benchmark smoke run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,3 +16,8 @@ fi
 # The servers were just started: a store test that cannot find one is a failure here, never a skip.
 export DEDUP_REQUIRE_SERVERS=true
 mvn -B verify "$@"
+
+# The benchmarks' smoke run: every JMH benchmark once, briefly, so they keep working (full runs are by hand).
+if [[ $# -eq 0 ]]; then
+  bash scripts/bench.sh --quick
+fi

@@ -1,0 +1,47 @@
+package dev.dedup.benchmarks;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.dedup.benchmarks.fixture.BenchStore;
+import dev.dedup.benchmarks.report.Operation;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The run plan: what each profile measures, without running it. */
+class BenchGroupTest {
+
+    @Test
+    void fullProfilePlansEveryStoreOperationAndThreadCount() {
+        List<BenchGroup> groups = BenchGroup.plan(Profile.FULL, List.of(BenchStore.values()));
+
+        // 5 stores x 3 thread counts x 5 operations.
+        assertThat(groups).hasSize(75);
+        // memory: store only; postgres: store + baseline at 2 table sizes; the others: store + baseline.
+        assertThat(groups.stream().mapToInt(BenchGroup::benchmarks).sum()).isEqualTo(3 * (5 + 20 + 10 + 10 + 10));
+        assertThat(groups.get(0).describe()).isEqualTo("memory / claim, fresh key / 1 thread (store only, the floor)");
+    }
+
+    @Test
+    void eachGroupRunsOneOperationOfTheStoreAndItsBaseline() {
+        BenchGroup group = new BenchGroup(BenchStore.POSTGRES, 4, Operation.CLAIM_ALL_100, List.of(0, 1_000_000));
+
+        var options = group.options(Profile.QUICK);
+
+        assertThat(options.getIncludes()).containsExactly(
+                "^dev\\.dedup\\.benchmarks\\.StoreBenchmark\\.claimAll100$",
+                "^dev\\.dedup\\.benchmarks\\.BaselineBenchmark\\.claimAll100$");
+        assertThat(options.getParameter("store").get()).containsExactly("postgres");
+        assertThat(options.getParameter("prefilledRows").get()).containsExactly("0", "1000000");
+        assertThat(options.getThreads().get()).isEqualTo(4);
+        assertThat(options.getForkCount().get()).isZero();
+    }
+
+    @Test
+    void quickIsOneShortIterationPerBenchmarkOnOneThread() {
+        assertThat(Profile.QUICK.threads()).containsExactly(1);
+        assertThat(Profile.QUICK.warmupIterations()).isZero();
+        assertThat(Profile.QUICK.measurementIterations()).isEqualTo(1);
+        assertThat(BenchMain.Arguments.parse(new String[] {"--quick", "--stores", "redis", "--threads", "2"})
+                .profile().threads()).containsExactly(2);
+    }
+}

@@ -14,7 +14,7 @@ class BenchGroupTest {
     void fullProfilePlansEveryStoreOperationAndThreadCount() {
         List<BenchGroup> groups = BenchGroup.plan(Profile.FULL, List.of(BenchStore.values()));
 
-        // 5 stores x 3 thread counts x 5 operations.
+        // 6 stores x 3 thread counts x 5 operations.
         assertThat(groups).hasSize(90);
         // memory: store only; postgres: store + baseline at 2 table sizes; the others: store + baseline.
         assertThat(groups.stream().mapToInt(BenchGroup::benchmarks).sum()).isEqualTo(3 * (5 + 20 + 10 + 10 + 10 + 10));

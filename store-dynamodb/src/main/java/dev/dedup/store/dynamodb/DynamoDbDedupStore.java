@@ -158,7 +158,7 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
                 .tableName(table)
                 .item(DynamoDbItems.inProgress(partitionKey, owner, expiresAt))
                 .conditionExpression(CLAIMABLE)
-                .expressionAttributeNames(Map.of("#pk", DynamoDbItems.PK, "#expires", DynamoDbItems.EXPIRES_AT_MS))
+                .expressionAttributeNames(DynamoDbItems.CLAIMABLE_NAMES)
                 .expressionAttributeValues(Map.of(":now", n(now.toEpochMilli())))
                 .returnValuesOnConditionCheckFailure(ReturnValuesOnConditionCheckFailure.ALL_OLD)
                 .build();
@@ -185,32 +185,23 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
     @Override
     protected boolean doComplete(Claim claim, Duration retention, byte[] result) {
         Instant now = clock.instant();
-        Instant expiresAt = now.plus(retention);
-        Map<String, String> names = ownerCheckNames();
-        names.put("#ttl", DynamoDbItems.TTL);
-        Map<String, AttributeValue> values = ownerCheckValues(claim, now);
+        Map<String, AttributeValue> values = renewValues(claim, now, now.plus(retention));
         values.put(":completed", s(RecordState.COMPLETED.name()));
-        values.put(":expires_at", n(expiresAt.toEpochMilli()));
-        values.put(":ttl", n(DynamoDbItems.ttlSeconds(expiresAt)));
-        String update = "SET #state = :completed, #expires = :expires_at, #ttl = :ttl";
-        if (result != null) {
-            names.put("#result", DynamoDbItems.RESULT);
-            values.put(":result", DynamoDbItems.b(result));
-            update += ", #result = :result";
+        if (result == null) {
+            return conditionalUpdate(claim, "SET #state = :completed, #expires = :expires_at, #ttl = :ttl",
+                    DynamoDbItems.RENEW_NAMES, values, "complete");
         }
-        return conditionalUpdate(claim, update, names, values, "complete");
+        values.put(":result", DynamoDbItems.b(result));
+        return conditionalUpdate(claim,
+                "SET #state = :completed, #expires = :expires_at, #ttl = :ttl, #result = :result",
+                DynamoDbItems.COMPLETE_WITH_RESULT_NAMES, values, "complete");
     }
 
     @Override
     protected boolean doExtend(Claim claim, Duration lease) {
         Instant now = clock.instant();
-        Instant expiresAt = now.plus(lease);
-        Map<String, String> names = ownerCheckNames();
-        names.put("#ttl", DynamoDbItems.TTL);
-        Map<String, AttributeValue> values = ownerCheckValues(claim, now);
-        values.put(":expires_at", n(expiresAt.toEpochMilli()));
-        values.put(":ttl", n(DynamoDbItems.ttlSeconds(expiresAt)));
-        return conditionalUpdate(claim, "SET #expires = :expires_at, #ttl = :ttl", names, values, "extend");
+        return conditionalUpdate(claim, "SET #expires = :expires_at, #ttl = :ttl", DynamoDbItems.RENEW_NAMES,
+                renewValues(claim, now, now.plus(lease)), "extend");
     }
 
     @Override
@@ -220,7 +211,7 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
                     .tableName(table)
                     .key(DynamoDbItems.key(DynamoDbItems.partitionKey(namespace(), claim.key())))
                     .conditionExpression(HELD_BY_OWNER)
-                    .expressionAttributeNames(ownerCheckNames())
+                    .expressionAttributeNames(DynamoDbItems.HELD_BY_OWNER_NAMES)
                     .expressionAttributeValues(ownerCheckValues(claim, clock.instant()))
                     .build());
             return true;
@@ -255,19 +246,19 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
         }
     }
 
-    private static Map<String, String> ownerCheckNames() {
-        Map<String, String> names = new HashMap<>();
-        names.put("#owner", DynamoDbItems.OWNER);
-        names.put("#state", DynamoDbItems.STATE);
-        names.put("#expires", DynamoDbItems.EXPIRES_AT_MS);
-        return names;
-    }
-
     private static Map<String, AttributeValue> ownerCheckValues(Claim claim, Instant now) {
         Map<String, AttributeValue> values = new HashMap<>();
         values.put(":owner", s(claim.owner()));
         values.put(":in_progress", s(RecordState.IN_PROGRESS.name()));
         values.put(":now", n(now.toEpochMilli()));
+        return values;
+    }
+
+    /** The owner check's values plus the new expiry, in milliseconds and in TTL seconds. */
+    private static Map<String, AttributeValue> renewValues(Claim claim, Instant now, Instant expiresAt) {
+        Map<String, AttributeValue> values = ownerCheckValues(claim, now);
+        values.put(":expires_at", n(expiresAt.toEpochMilli()));
+        values.put(":ttl", n(DynamoDbItems.ttlSeconds(expiresAt)));
         return values;
     }
 

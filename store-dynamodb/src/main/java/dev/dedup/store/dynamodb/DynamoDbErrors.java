@@ -5,7 +5,6 @@ import dev.dedup.DedupException;
 import dev.dedup.DedupStoreException;
 import java.util.concurrent.CompletionException;
 import software.amazon.awssdk.core.exception.SdkClientException;
-import software.amazon.awssdk.core.exception.SdkException;
 import software.amazon.awssdk.services.dynamodb.model.DynamoDbException;
 import software.amazon.awssdk.services.dynamodb.model.ResourceNotFoundException;
 
@@ -35,9 +34,7 @@ final class DynamoDbErrors {
             return retryable ? DedupStoreException.retryable(STORE, operation, cause)
                     : DedupStoreException.permanent(STORE, operation, cause);
         }
-        if (cause instanceof SdkException sdk && sdk.retryable()) {
-            return DedupStoreException.retryable(STORE, operation, cause);
-        }
+        // Anything else the SDK throws (or an unexpected runtime failure) leaves the call's outcome unknown.
         return DedupStoreException.retryable(STORE, operation, cause);
     }
 }

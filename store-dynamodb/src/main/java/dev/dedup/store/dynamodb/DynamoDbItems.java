@@ -35,8 +35,16 @@ final class DynamoDbItems {
     /** In progress, ours, and not expired: the only item complete, release and extend may touch. */
     static final String HELD_BY_OWNER = "#owner = :owner AND #state = :in_progress AND #expires > :now";
 
-    static final Map<String, String> NAMES = Map.of(
-            "#pk", PK, "#owner", OWNER, "#state", STATE, "#expires", EXPIRES_AT_MS, "#ttl", TTL, "#result", RESULT);
+    // DynamoDB refuses names an expression does not use, so each expression has its own map, built once.
+    static final Map<String, String> CLAIMABLE_NAMES = Map.of("#pk", PK, "#expires", EXPIRES_AT_MS);
+    static final Map<String, String> HELD_BY_OWNER_NAMES = Map.of("#owner", OWNER, "#state", STATE,
+            "#expires", EXPIRES_AT_MS);
+    /** For an update that also sets the expiry pair (extend, complete without a result). */
+    static final Map<String, String> RENEW_NAMES = Map.of("#owner", OWNER, "#state", STATE,
+            "#expires", EXPIRES_AT_MS, "#ttl", TTL);
+    /** For complete with a result. */
+    static final Map<String, String> COMPLETE_WITH_RESULT_NAMES = Map.of("#owner", OWNER, "#state", STATE,
+            "#expires", EXPIRES_AT_MS, "#ttl", TTL, "#result", RESULT);
 
     private DynamoDbItems() {}
 

@@ -39,28 +39,27 @@ public final class PostgresDedupStore extends AbstractDedupStore {
     /** A claim's statement sees no row only when a concurrent commit raced it; a rerun sees that commit. */
     private static final int CLAIM_ATTEMPTS = 3;
 
+    /** The SQL of every operation, built once per table and shared with the {@link #inTransaction} views. */
+    private record Statements(String claim, String claimAll, String complete, String release, String extend) {
+        static Statements of(PostgresTable table) {
+            return new Statements(table.claim(), table.claimAll(), table.complete(), table.release(), table.extend());
+        }
+    }
+
     private final Connections connections;
     private final PostgresTable table;
+    private final Statements sql;
     private final int timeoutSeconds;
     private final Runnable onClose;
-    private final String claimSql;
-    private final String claimAllSql;
-    private final String completeSql;
-    private final String releaseSql;
-    private final String extendSql;
 
-    private PostgresDedupStore(Connections connections, PostgresTable table, String namespace, Duration timeout,
-            Runnable onClose) {
+    private PostgresDedupStore(Connections connections, PostgresTable table, Statements sql, String namespace,
+            int timeoutSeconds, Runnable onClose) {
         super(namespace);
         this.connections = connections;
         this.table = table;
-        this.timeoutSeconds = (int) Math.max(1, (timeout.toMillis() + 999) / 1000);
+        this.sql = sql;
+        this.timeoutSeconds = timeoutSeconds;
         this.onClose = onClose;
-        this.claimSql = table.claim();
-        this.claimAllSql = table.claimAll();
-        this.completeSql = table.complete();
-        this.releaseSql = table.release();
-        this.extendSql = table.extend();
     }
 
     /** Starts a store on the application's {@link DataSource} (a pool, ideally). */
@@ -77,8 +76,8 @@ public final class PostgresDedupStore extends AbstractDedupStore {
      */
     public DedupStore inTransaction(Connection transaction) {
         Objects.requireNonNull(transaction, "transaction");
-        return new PostgresDedupStore(new CallerTransaction(transaction), table, namespace(),
-                Duration.ofSeconds(timeoutSeconds), () -> {});
+        return new PostgresDedupStore(new CallerTransaction(transaction), table, sql, namespace(), timeoutSeconds,
+                () -> {});
     }
 
     /** Creates the table, its expiry index, the purge procedure and, where pg_cron allows, the purge job. */
@@ -124,7 +123,7 @@ public final class PostgresDedupStore extends AbstractDedupStore {
     protected ClaimResult doClaim(String key, String owner, Duration lease) {
         return connections.run(connection -> {
             for (int attempt = 1; attempt <= CLAIM_ATTEMPTS; attempt++) {
-                try (PreparedStatement statement = connection.prepareStatement(claimSql)) {
+                try (PreparedStatement statement = connection.prepareStatement(sql.claim())) {
                     statement.setQueryTimeout(timeoutSeconds);
                     statement.setString(1, namespace());
                     statement.setString(2, key);
@@ -156,7 +155,7 @@ public final class PostgresDedupStore extends AbstractDedupStore {
                         owners.add(owner);
                     }
                 });
-                try (PreparedStatement statement = connection.prepareStatement(claimAllSql)) {
+                try (PreparedStatement statement = connection.prepareStatement(sql.claimAll())) {
                     statement.setQueryTimeout(timeoutSeconds);
                     statement.setString(1, namespace());
                     statement.setLong(2, lease.toMillis());
@@ -184,7 +183,7 @@ public final class PostgresDedupStore extends AbstractDedupStore {
 
     @Override
     protected boolean doComplete(Claim claim, Duration retention, byte[] result) {
-        return update(completeSql, "complete", statement -> {
+        return update(sql.complete(), "complete", statement -> {
             statement.setLong(1, retention.toMillis());
             statement.setBytes(2, result);
             statement.setString(3, namespace());
@@ -195,7 +194,7 @@ public final class PostgresDedupStore extends AbstractDedupStore {
 
     @Override
     protected boolean doRelease(Claim claim) {
-        return update(releaseSql, "release", statement -> {
+        return update(sql.release(), "release", statement -> {
             statement.setString(1, namespace());
             statement.setString(2, claim.key());
             statement.setString(3, claim.owner());
@@ -204,7 +203,7 @@ public final class PostgresDedupStore extends AbstractDedupStore {
 
     @Override
     protected boolean doExtend(Claim claim, Duration lease) {
-        return update(extendSql, "extend", statement -> {
+        return update(sql.extend(), "extend", statement -> {
             statement.setLong(1, lease.toMillis());
             statement.setString(2, namespace());
             statement.setString(3, claim.key());
@@ -296,8 +295,10 @@ public final class PostgresDedupStore extends AbstractDedupStore {
         }
 
         public PostgresDedupStore build() {
-            PostgresDedupStore store = new PostgresDedupStore(new PooledConnections(dataSource), table, namespace,
-                    timeout, onClose);
+            // JDBC counts query timeouts in whole seconds: round up.
+            int timeoutSeconds = (int) Math.max(1, (timeout.toMillis() + 999) / 1000);
+            PostgresDedupStore store = new PostgresDedupStore(new PooledConnections(dataSource), table,
+                    Statements.of(table), namespace, timeoutSeconds, onClose);
             if (validateSchema) {
                 store.validateSchema();
             }

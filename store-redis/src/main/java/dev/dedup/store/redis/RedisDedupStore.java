@@ -123,7 +123,8 @@ public final class RedisDedupStore extends AbstractDedupStore {
     private record Pending(RedisFuture<byte[]> reply, Instant expiresAt) {}
 
     private Pending send(String key, String owner, Duration lease) {
-        Instant expiresAt = clock.instant().plus(lease);
+        // Whole milliseconds, as the record stores it: the claim reports exactly what a duplicate will read back.
+        Instant expiresAt = Instant.ofEpochMilli(clock.millis() + lease.toMillis());
         byte[] record = RedisRecord.inProgress(owner, expiresAt).encode();
         return new Pending(commands.setGet(redisKey(key), record, SetArgs.Builder.nx().px(lease.toMillis())),
                 expiresAt);
@@ -135,7 +136,7 @@ public final class RedisDedupStore extends AbstractDedupStore {
             RedisRecord existing = RedisRecord.decode(previous);
             return new Duplicate(key, existing.state(), existing.expiresAt(), existing.result());
         }
-        Claim claim = new Claim(namespace(), key, owner, Instant.ofEpochMilli(pending.expiresAt().toEpochMilli()));
+        Claim claim = new Claim(namespace(), key, owner, pending.expiresAt());
         if (replicas > 0) {
             awaitReplicas(claim);
         }

@@ -5,6 +5,7 @@ import dev.dedup.DedupStoreException;
 import dev.dedup.spi.DedupStore;
 import dev.dedup.spi.DedupStoreProvider;
 import dev.dedup.spi.StoreUri;
+import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisException;
@@ -21,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.StringJoiner;
+import java.util.function.Supplier;
 
 /**
  * Opens {@code redis://[password@]host:6379[/db]}, {@code rediss://...} (TLS) and, for a Cluster,
@@ -70,16 +72,10 @@ public final class RedisDedupStoreProvider implements DedupStoreProvider {
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                 .timeoutOptions(TimeoutOptions.enabled(timeout))
                 .build());
-        try {
+        return connect(client, () -> {
             StatefulRedisConnection<String, byte[]> connection = client.connect(RedisDedupStore.CODEC);
-            return configure(RedisDedupStore.builder(connection), uri, timeout, () -> {
-                connection.close();
-                client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
-            });
-        } catch (RuntimeException e) {
-            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
-            throw e;
-        }
+            return new Connected(RedisDedupStore.builder(connection), connection::close);
+        }, uri, timeout);
     }
 
     private static DedupStore openCluster(StoreUri uri, String scheme, Duration timeout) {
@@ -112,14 +108,27 @@ public final class RedisDedupStoreProvider implements DedupStoreProvider {
                         .enablePeriodicRefresh(Duration.ofSeconds(5))
                         .build())
                 .build());
-        try {
+        return connect(client, () -> {
             StatefulRedisClusterConnection<String, byte[]> connection = client.connect(RedisDedupStore.CODEC);
-            return configure(RedisDedupStore.builder(connection), uri, timeout, () -> {
-                connection.close();
-                client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            return new Connected(RedisDedupStore.builder(connection), connection::close);
+        }, uri, timeout);
+    }
+
+    /** A connection just opened: the builder on it, and how to close it. */
+    private record Connected(RedisDedupStore.Builder builder, Runnable closeConnection) {}
+
+    /** Connects and builds the store; the store owns the client from then on, and any failure shuts it down. */
+    private static DedupStore connect(AbstractRedisClient client, Supplier<Connected> connector, StoreUri uri,
+            Duration timeout) {
+        Runnable shutdown = () -> client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        try {
+            Connected connected = connector.get();
+            return configure(connected.builder(), uri, timeout, () -> {
+                connected.closeConnection().run();
+                shutdown.run();
             });
         } catch (RuntimeException e) {
-            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            shutdown.run();
             throw e;
         }
     }

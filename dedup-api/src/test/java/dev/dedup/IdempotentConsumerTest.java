@@ -193,7 +193,7 @@ class IdempotentConsumerTest {
         }
 
         @Override
-        protected boolean doComplete(Claim claim, Duration retention, byte[] result) {
+        protected boolean doFinish(Claim claim, RecordState outcome, Duration retention, byte[] payload) {
             throw down("complete");
         }
 

@@ -92,9 +92,9 @@ public final class InMemoryDedupStore extends AbstractDedupStore {
     }
 
     @Override
-    protected boolean doComplete(Claim claim, Duration retention, byte[] result) {
+    protected boolean doFinish(Claim claim, RecordState outcome, Duration retention, byte[] payload) {
         Instant now = clock.instant();
-        Entry done = new Entry(claim.owner(), RecordState.COMPLETED, now.plus(retention), result);
+        Entry done = new Entry(claim.owner(), outcome, now.plus(retention), payload);
         return entries.computeIfPresent(claim.key(), (k, existing) -> existing.heldBy(claim.owner(), now) ? done : existing)
                 == done;
     }

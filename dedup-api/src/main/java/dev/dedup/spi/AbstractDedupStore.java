@@ -46,7 +46,16 @@ public abstract class AbstractDedupStore implements DedupStore {
         checkClaim(claim);
         DedupLimits.checkDuration("retention", retention);
         DedupLimits.checkResult(result);
-        return doComplete(claim, retention, result == null ? null : result.clone());
+        return doFinish(claim, RecordState.COMPLETED, retention, result == null ? null : result.clone());
+    }
+
+    @Override
+    public final boolean fail(Claim claim, Duration retention, byte[] error) {
+        checkOpen();
+        checkClaim(claim);
+        DedupLimits.checkDuration("retention", retention);
+        DedupLimits.checkResult(error);
+        return doFinish(claim, RecordState.FAILED, retention, error == null ? null : error.clone());
     }
 
     @Override
@@ -86,8 +95,12 @@ public abstract class AbstractDedupStore implements DedupStore {
     /** Claims a valid key under the fresh {@code owner} token. */
     protected abstract ClaimResult doClaim(String key, String owner, Duration lease);
 
-    /** Completes the record iff it is in progress, carries {@code claim.owner()} and has not expired. */
-    protected abstract boolean doComplete(Claim claim, Duration retention, byte[] result);
+    /**
+     * Ends the record in {@code outcome} ({@link RecordState#COMPLETED} or {@link RecordState#FAILED}), kept for
+     * {@code retention} with {@code payload} (the result or the error, may be null), iff it is in progress, carries
+     * {@code claim.owner()} and has not expired.
+     */
+    protected abstract boolean doFinish(Claim claim, RecordState outcome, Duration retention, byte[] payload);
 
     /** Deletes the record iff it is in progress, carries {@code claim.owner()} and has not expired. */
     protected abstract boolean doRelease(Claim claim);

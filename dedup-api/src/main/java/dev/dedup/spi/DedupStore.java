@@ -36,6 +36,14 @@ public interface DedupStore extends AutoCloseable {
      */
     boolean complete(Claim claim, Duration retention, byte[] result);
 
+    /**
+     * Turns the caller's in-progress claim into a failed record kept for {@code retention}, with an optional
+     * {@code error} payload (null for none) that duplicates get back as a {@link dev.dedup.Duplicate} in state
+     * {@link dev.dedup.RecordState#FAILED}: for failures that retrying cannot fix, such as a declined payment. False
+     * if the claim is no longer the caller's.
+     */
+    boolean fail(Claim claim, Duration retention, byte[] error);
+
     /** Deletes the caller's in-progress claim so a redelivery can run at once. False if it is no longer the caller's. */
     boolean release(Claim claim);
 

@@ -39,6 +39,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 public abstract class DedupStoreContractTest extends ConcurrencyContract {
     private static final byte[] RESULT = "{\"reservation\":42}".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] ERROR = "{\"declined\":\"insufficient funds\"}".getBytes(StandardCharsets.UTF_8);
 
     // ----- claim -------------------------------------------------------------------------------------------------
 
@@ -178,6 +179,106 @@ public abstract class DedupStoreContractTest extends ConcurrencyContract {
 
         assertThat(duplicate(store.claim(key, LONG)).result())
                 .hasValueSatisfying(bytes -> assertThat(bytes).isEqualTo(RESULT));
+    }
+
+    // ----- fail --------------------------------------------------------------------------------------------------
+
+    @Test
+    @DisplayName("a failed key is a failed duplicate that returns the stored error, kept for the retention")
+    void failedDuplicateReturnsTheError() {
+        String key = newKey();
+        Claim claim = claimed(store.claim(key, LONG));
+        Instant beforeFail = Instant.now();
+
+        assertThat(store.fail(claim, VERY_LONG, ERROR)).isTrue();
+        Duplicate duplicate = duplicate(store.claim(key, LONG));
+
+        assertThat(duplicate.state()).isEqualTo(RecordState.FAILED);
+        assertThat(duplicate.result()).hasValueSatisfying(bytes -> assertThat(bytes).isEqualTo(ERROR));
+        assertThat(duplicate.expiresAt()).isAfter(beforeFail.plus(VERY_LONG).minus(clockTolerance()));
+    }
+
+    @Test
+    @DisplayName("a key failed without an error payload is failed, not completed, and reports no payload")
+    void failedWithoutErrorIsStillFailed() {
+        String key = newKey();
+        assertThat(store.fail(claimed(store.claim(key, LONG)), LONG, null)).isTrue();
+
+        Duplicate duplicate = duplicate(store.claim(key, LONG));
+
+        assertThat(duplicate.state()).isEqualTo(RecordState.FAILED);
+        assertThat(duplicate.result()).isEmpty();
+    }
+
+    @Test
+    @DisplayName("a failed record is terminal: it cannot be completed, failed again, released or extended")
+    void failedRecordIsTerminal() {
+        String key = newKey();
+        Claim claim = claimed(store.claim(key, LONG));
+        assertThat(store.fail(claim, LONG, ERROR)).isTrue();
+
+        assertThat(store.complete(claim, LONG, RESULT)).isFalse();
+        assertThat(store.fail(claim, LONG, new byte[] {1})).isFalse();
+        assertThat(store.release(claim)).isFalse();
+        assertThat(store.extend(claim, LONG)).isFalse();
+
+        Duplicate duplicate = duplicate(store.claim(key, LONG));
+        assertThat(duplicate.state()).isEqualTo(RecordState.FAILED);
+        assertThat(duplicate.result()).hasValueSatisfying(bytes -> assertThat(bytes).isEqualTo(ERROR));
+    }
+
+    @Test
+    @DisplayName("a completed record cannot be turned into a failed one")
+    void completedRecordCannotFail() {
+        String key = newKey();
+        Claim claim = claimed(store.claim(key, LONG));
+        assertThat(store.complete(claim, LONG, RESULT)).isTrue();
+
+        assertThat(store.fail(claim, LONG, ERROR)).isFalse();
+
+        assertThat(duplicate(store.claim(key, LONG)).state()).isEqualTo(RecordState.COMPLETED);
+    }
+
+    @Test
+    @DisplayName("a failed key is claimable again once its retention expires")
+    void failedKeyClaimableAgainOnceTheRetentionExpires() throws InterruptedException {
+        String key = newKey();
+        assertThat(store.fail(claimed(store.claim(key, LONG)), SHORT, ERROR)).isTrue();
+        Duplicate failed = duplicate(store.claim(key, LONG));
+        assertThat(failed.state()).isEqualTo(RecordState.FAILED);
+
+        sleepPast(failed.expiresAt());
+
+        assertThat(store.claim(key, LONG)).isInstanceOf(Claim.class);
+    }
+
+    @Test
+    @DisplayName("a stale owner cannot fail the record of the owner that took over")
+    void staleOwnerCannotFail() throws InterruptedException {
+        String key = newKey();
+        Claim stale = claimed(store.claim(key, SHORT));
+        sleepPast(stale.expiresAt());
+        Claim current = claimed(store.claim(key, LONG));
+
+        assertThat(store.fail(stale, LONG, ERROR)).isFalse();
+
+        assertThat(duplicate(store.claim(key, LONG)).state()).isEqualTo(RecordState.IN_PROGRESS);
+        assertThat(store.complete(current, LONG, RESULT)).isTrue();
+    }
+
+    @Test
+    @DisplayName("claimAll reports a failed key as a failed duplicate with its error")
+    void claimAllReportsFailedKeys() {
+        String failedKey = newKey();
+        String fresh = newKey();
+        assertThat(store.fail(claimed(store.claim(failedKey, LONG)), LONG, ERROR)).isTrue();
+
+        List<ClaimResult> results = store.claimAll(List.of(failedKey, fresh), LONG);
+
+        Duplicate failed = duplicate(results.get(0));
+        assertThat(failed.state()).isEqualTo(RecordState.FAILED);
+        assertThat(failed.result()).hasValueSatisfying(bytes -> assertThat(bytes).isEqualTo(ERROR));
+        assertThat(results.get(1)).isInstanceOf(Claim.class);
     }
 
     // ----- release and extend ------------------------------------------------------------------------------------
@@ -413,6 +514,11 @@ public abstract class DedupStoreContractTest extends ConcurrencyContract {
         assertThatThrownBy(() -> closing.claim(newKey(), LONG)).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("closed");
         assertThatThrownBy(() -> closing.complete(claim, LONG, null)).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> closing.fail(claim, LONG, null)).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> closing.release(claim)).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> closing.extend(claim, LONG)).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> closing.claimAll(List.of(newKey()), LONG))
+                .isInstanceOf(IllegalStateException.class);
     }
 
 }

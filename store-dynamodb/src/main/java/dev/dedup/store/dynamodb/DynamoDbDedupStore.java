@@ -183,18 +183,19 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
     }
 
     @Override
-    protected boolean doComplete(Claim claim, Duration retention, byte[] result) {
+    protected boolean doFinish(Claim claim, RecordState outcome, Duration retention, byte[] result) {
         Instant now = clock.instant();
         Map<String, AttributeValue> values = renewValues(claim, now, now.plus(retention));
-        values.put(":completed", s(RecordState.COMPLETED.name()));
+        values.put(":completed", s(outcome.name()));
+        String operation = outcome == RecordState.FAILED ? "fail" : "complete";
         if (result == null) {
             return conditionalUpdate(claim, "SET #state = :completed, #expires = :expires_at, #ttl = :ttl",
-                    DynamoDbItems.RENEW_NAMES, values, "complete");
+                    DynamoDbItems.RENEW_NAMES, values, operation);
         }
         values.put(":result", DynamoDbItems.b(result));
         return conditionalUpdate(claim,
                 "SET #state = :completed, #expires = :expires_at, #ttl = :ttl, #result = :result",
-                DynamoDbItems.COMPLETE_WITH_RESULT_NAMES, values, "complete");
+                DynamoDbItems.COMPLETE_WITH_RESULT_NAMES, values, operation);
     }
 
     @Override

@@ -13,7 +13,7 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  * <pre>
  * pk            S  namespace:key (the partition key; namespaces cannot contain ':')
  * owner         S  the claim's owner token
- * record_state  S  IN_PROGRESS or COMPLETED
+ * record_state  S  IN_PROGRESS, COMPLETED or FAILED
  * expires_at_ms N  expiry in epoch MILLISECONDS: what the claim's condition compares
  * ttl_epoch_s   N  the same expiry in epoch SECONDS: what DynamoDB's TTL deletion reads
  * result        B  the stored result, when there is one

@@ -22,6 +22,7 @@ import dev.dedup.ClaimResult;
 import dev.dedup.DedupLimits;
 import dev.dedup.DedupStoreException;
 import dev.dedup.Duplicate;
+import dev.dedup.RecordState;
 import dev.dedup.spi.AbstractDedupStore;
 import java.time.Clock;
 import java.time.Duration;
@@ -288,11 +289,11 @@ public final class MongoDedupStore extends AbstractDedupStore {
     }
 
     @Override
-    protected boolean doComplete(Claim claim, Duration retention, byte[] result) {
-        return call("complete", () -> {
+    protected boolean doFinish(Claim claim, RecordState outcome, Duration retention, byte[] result) {
+        return call(outcome == RecordState.FAILED ? "fail" : "complete", () -> {
             long now = clock.millis();
             List<Bson> updates = new ArrayList<>(List.of(
-                    Updates.set(MongoRecord.STATE, new BsonString(MongoRecord.COMPLETED)),
+                    Updates.set(MongoRecord.STATE, new BsonString(outcome.name())),
                     Updates.set(MongoRecord.EXPIRES_AT, new BsonDateTime(now + retention.toMillis())),
                     Updates.set(MongoRecord.COMPLETED_AT, new BsonDateTime(now))));
             updates.add(result == null ? Updates.unset(MongoRecord.RESULT)

@@ -14,7 +14,7 @@ import org.bson.BsonValue;
  * <pre>
  * { _id:         "namespace:key",                 string; unique, so an insert of a taken key fails with 11000
  *   owner:       "6f1c...",                       the claim's owner token (36 characters)
- *   state:       "IN_PROGRESS" | "COMPLETED",
+ *   state:       "IN_PROGRESS" | "COMPLETED" | "FAILED",
  *   expiresAt:   ISODate,                         a BSON date, so the TTL index can delete the document later
  *   createdAt:   ISODate,                         when the current claim was made (reset by a take-over)
  *   completedAt: ISODate,                         completed records only
@@ -36,6 +36,8 @@ record MongoRecord(String owner, RecordState state, Instant expiresAt, byte[] re
 
     static final String IN_PROGRESS = RecordState.IN_PROGRESS.name();
     static final String COMPLETED = RecordState.COMPLETED.name();
+    private static final java.util.Set<String> STATES =
+            java.util.Set.of(IN_PROGRESS, COMPLETED, RecordState.FAILED.name());
 
     /** The document a fresh claim inserts. */
     static BsonDocument inProgress(String id, String owner, long expiresAtMillis, long nowMillis) {
@@ -64,9 +66,8 @@ record MongoRecord(String owner, RecordState state, Instant expiresAt, byte[] re
         if (owner == null || !owner.isString()) {
             problem = OWNER + " (a string)";
         } else if (state == null || !state.isString()
-                || !(IN_PROGRESS.equals(state.asString().getValue())
-                        || COMPLETED.equals(state.asString().getValue()))) {
-            problem = STATE + " (IN_PROGRESS or COMPLETED)";
+                || !STATES.contains(state.asString().getValue())) {
+            problem = STATE + " (IN_PROGRESS, COMPLETED or FAILED)";
         } else if (expiresAt == null || !expiresAt.isDateTime()) {
             problem = EXPIRES_AT + " (a date)";
         } else if (result != null && !result.isBinary()) {

@@ -182,13 +182,14 @@ public final class PostgresDedupStore extends AbstractDedupStore {
     }
 
     @Override
-    protected boolean doComplete(Claim claim, Duration retention, byte[] result) {
-        return update(sql.complete(), "complete", statement -> {
-            statement.setLong(1, retention.toMillis());
-            statement.setBytes(2, result);
-            statement.setString(3, namespace());
-            statement.setString(4, claim.key());
-            statement.setString(5, claim.owner());
+    protected boolean doFinish(Claim claim, RecordState outcome, Duration retention, byte[] result) {
+        return update(sql.complete(), outcome == RecordState.FAILED ? "fail" : "complete", statement -> {
+            statement.setString(1, outcome.name());
+            statement.setLong(2, retention.toMillis());
+            statement.setBytes(3, result);
+            statement.setString(4, namespace());
+            statement.setString(5, claim.key());
+            statement.setString(6, claim.owner());
         });
     }
 

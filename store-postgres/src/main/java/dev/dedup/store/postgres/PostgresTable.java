@@ -66,7 +66,7 @@ final class PostgresTable {
                 + "    namespace    text        NOT NULL,\n"
                 + "    key          text        NOT NULL,\n"
                 + "    owner        text        NOT NULL,\n"
-                + "    state        text        NOT NULL CHECK (state IN ('IN_PROGRESS', 'COMPLETED')),\n"
+                + "    state        text        NOT NULL CHECK (state IN ('IN_PROGRESS', 'COMPLETED', 'FAILED')),\n"
                 + "    expires_at   timestamptz NOT NULL,\n"
                 + "    result       bytea,\n"
                 + "    created_at   timestamptz NOT NULL,\n"
@@ -181,9 +181,9 @@ final class PostgresTable {
                 + " AND t.expires_at > statement_timestamp()";
     }
 
-    /** Parameters: retention in ms, result, namespace, key, owner. */
+    /** Parameters: final state (COMPLETED or FAILED), retention in ms, result, namespace, key, owner. */
     String complete() {
-        return "UPDATE " + qualified + " SET state = 'COMPLETED',"
+        return "UPDATE " + qualified + " SET state = ?,"
                 + " expires_at = statement_timestamp() + ?::bigint * interval '1 millisecond', result = ?,"
                 + " completed_at = statement_timestamp()"
                 + " WHERE namespace = ? AND key = ? AND " + heldByOwner();

@@ -160,10 +160,10 @@ public final class RedisDedupStore extends AbstractDedupStore {
     }
 
     @Override
-    protected boolean doComplete(Claim claim, Duration retention, byte[] result) {
-        byte[] record = new RedisRecord(RecordState.COMPLETED, clock.instant().plus(retention), claim.owner(), result)
-                .encode();
-        return script(replaceSha, RedisScripts.REPLACE, claim, "complete", record, millis(retention));
+    protected boolean doFinish(Claim claim, RecordState outcome, Duration retention, byte[] payload) {
+        byte[] record = new RedisRecord(outcome, clock.instant().plus(retention), claim.owner(), payload).encode();
+        return script(replaceSha, RedisScripts.REPLACE, claim, outcome == RecordState.FAILED ? "fail" : "complete",
+                record, millis(retention));
     }
 
     @Override

@@ -10,7 +10,7 @@ import java.time.Instant;
  * The value stored under a key, in one compact binary string the Lua scripts can check with {@code string.sub}:
  *
  * <pre>
- * byte 0       state: 'P' in progress, 'C' completed
+ * byte 0       state: 'P' in progress, 'C' completed, 'F' failed
  * bytes 1-8    expiry, epoch milliseconds, big-endian (for reporting; Redis's PX enforces it)
  * bytes 9-44   owner token (36 ASCII characters)
  * byte 45      1 if a result follows, else 0
@@ -20,6 +20,9 @@ import java.time.Instant;
 record RedisRecord(RecordState state, Instant expiresAt, String owner, byte[] result) {
     static final int OWNER_LENGTH = 36;
     private static final int HEADER = 1 + 8 + OWNER_LENGTH + 1;
+
+    /** The first byte of a record, by {@link RecordState#ordinal()}: P(rogress), C(ompleted), F(ailed). */
+    private static final byte[] STATE_CODES = {'P', 'C', 'F'};
 
     static RedisRecord inProgress(String owner, Instant expiresAt) {
         return new RedisRecord(RecordState.IN_PROGRESS, expiresAt, owner, null);
@@ -31,7 +34,7 @@ record RedisRecord(RecordState state, Instant expiresAt, String owner, byte[] re
             throw new IllegalStateException("owner tokens are " + OWNER_LENGTH + " characters, but was " + owner);
         }
         ByteBuffer buffer = ByteBuffer.allocate(HEADER + (result == null ? 0 : result.length));
-        buffer.put((byte) (state == RecordState.IN_PROGRESS ? 'P' : 'C'));
+        buffer.put(STATE_CODES[state.ordinal()]);
         buffer.putLong(expiresAt.toEpochMilli());
         buffer.put(ownerBytes);
         buffer.put((byte) (result == null ? 0 : 1));
@@ -42,12 +45,13 @@ record RedisRecord(RecordState state, Instant expiresAt, String owner, byte[] re
     }
 
     static RedisRecord decode(byte[] value) {
-        if (value.length < HEADER || (value[0] != 'P' && value[0] != 'C')) {
+        RecordState state = value.length < HEADER ? null : stateOf(value[0]);
+        if (state == null) {
             throw new DedupConfigurationException("not a dedup record (" + value.length + " bytes); is the key prefix"
                     + " shared with other data?");
         }
         ByteBuffer buffer = ByteBuffer.wrap(value);
-        RecordState state = buffer.get() == 'P' ? RecordState.IN_PROGRESS : RecordState.COMPLETED;
+        buffer.get();
         Instant expiresAt = Instant.ofEpochMilli(buffer.getLong());
         byte[] owner = new byte[OWNER_LENGTH];
         buffer.get(owner);
@@ -57,5 +61,14 @@ record RedisRecord(RecordState state, Instant expiresAt, String owner, byte[] re
             buffer.get(result);
         }
         return new RedisRecord(state, expiresAt, new String(owner, StandardCharsets.US_ASCII), result);
+    }
+
+    private static RecordState stateOf(byte code) {
+        for (RecordState state : RecordState.values()) {
+            if (STATE_CODES[state.ordinal()] == code) {
+                return state;
+            }
+        }
+        return null;
     }
 }

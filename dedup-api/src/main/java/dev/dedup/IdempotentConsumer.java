@@ -1,14 +1,14 @@
 package dev.dedup;
 
+import dev.dedup.Heartbeats.Heartbeat;
 import dev.dedup.spi.DedupStore;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
@@ -27,7 +27,13 @@ import org.slf4j.LoggerFactory;
  * <p>It claims the message's key, runs the handler, and completes the key with the encoded result. A duplicate of a
  * completed key returns the stored result without running the handler (replay for {@code Idempotency-Key}). A
  * handler failure releases the claim so the redelivery runs at once, unless {@link Builder#keepKeyOn} marks the
- * failure non-retryable. While the handler runs, the lease is extended every half lease. Thread-safe.
+ * failure non-retryable: the key is then stored as failed and redeliveries are {@link ProcessingOutcome.AlreadyFailed}.
+ * While the handler runs, the lease is extended every third of the lease, off the caller's thread.
+ *
+ * <p>{@code process} never throws for a delivery: every failure, of the key function, the store, the codec or the
+ * handler, ends in a {@link ProcessingOutcome} (only an {@link Error} from the handler is rethrown, after the claim
+ * is released). Store calls run with the thread's interrupt flag cleared, so an interrupted consumer still releases
+ * or completes its claim; the flag is restored afterwards. Thread-safe.
  */
 public final class IdempotentConsumer<M, R> {
     private static final Logger log = LoggerFactory.getLogger(IdempotentConsumer.class);
@@ -38,7 +44,8 @@ public final class IdempotentConsumer<M, R> {
     private final Duration lease;
     private final Duration retention;
     private final Predicate<? super Exception> keepKeyOn;
-    private final ScheduledExecutorService heartbeats;
+    private final Function<? super Exception, String> describeFailure;
+    private final Heartbeats heartbeats;
 
     private IdempotentConsumer(Builder<M, R> builder) {
         this.store = builder.store;
@@ -47,7 +54,8 @@ public final class IdempotentConsumer<M, R> {
         this.lease = builder.lease;
         this.retention = builder.retention;
         this.keepKeyOn = builder.keepKeyOn;
-        this.heartbeats = builder.heartbeats != null ? builder.heartbeats : SharedScheduler.INSTANCE;
+        this.describeFailure = builder.describeFailure;
+        this.heartbeats = new Heartbeats(store, builder.heartbeatTimer, builder.heartbeatExecutor);
     }
 
     /**
@@ -62,65 +70,114 @@ public final class IdempotentConsumer<M, R> {
     /** Processes one delivery of {@code message} with {@code handler}, at most once per key while the key lives. */
     public ProcessingOutcome<R> process(M message, MessageHandler<? super M, ? extends R> handler) {
         Objects.requireNonNull(handler, "handler");
-        String key = DedupLimits.checkKey(keyOf.apply(message));
+        String key;
+        try {
+            key = DedupLimits.checkKey(keyOf.apply(message));
+        } catch (RuntimeException e) {
+            return new ProcessingOutcome.Failed<>(null, e, false);
+        }
         ClaimResult claimed;
         try {
-            claimed = store.claim(key, lease);
-        } catch (DedupStoreException e) {
+            claimed = StoreCalls.uninterrupted(() -> store.claim(key, lease));
+        } catch (RuntimeException e) {
             return new ProcessingOutcome.Failed<>(key, e, false);
         }
         if (claimed instanceof Duplicate duplicate) {
-            return duplicate.state() == RecordState.COMPLETED
-                    ? new ProcessingOutcome.AlreadyProcessed<>(key, duplicate.result().map(codec::decode))
-                    : new ProcessingOutcome.InProgressElsewhere<>(key, duplicate.expiresAt());
+            return duplicateOutcome(duplicate);
         }
         Claim claim = (Claim) claimed;
+        Heartbeat heartbeat;
+        try {
+            heartbeat = heartbeats.start(claim, lease);
+        } catch (RejectedExecutionException e) {
+            // Without heartbeats the lease could lapse mid-handler: do not run it, and free the key at once.
+            releaseQuietly(claim, e);
+            return new ProcessingOutcome.Failed<>(key, e, false);
+        }
         R result;
-        ScheduledFuture<?> heartbeat = startHeartbeat(claim);
         try {
             result = handler.handle(message);
         } catch (Exception e) {
-            heartbeat.cancel(false);
+            heartbeat.stop();
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
             }
             return fail(claim, e);
         } catch (Error e) {
-            heartbeat.cancel(false);
+            heartbeat.stop();
             releaseQuietly(claim, e);
             throw e;
         }
-        heartbeat.cancel(false);
-        return complete(claim, result);
+        heartbeat.stop();
+        return complete(claim, result, heartbeat);
     }
 
-    private ProcessingOutcome<R> complete(Claim claim, R result) {
-        byte[] encoded = codec.encode(result);
-        if (encoded != null && encoded.length > DedupLimits.MAX_RESULT_BYTES) {
-            // The effect happened: protect the key even though the result cannot be replayed.
-            log.warn("result for key {} is {} bytes, over the {}-byte limit; completing without a stored result",
-                    claim.key(), encoded.length, DedupLimits.MAX_RESULT_BYTES);
-            encoded = null;
-        }
+    private ProcessingOutcome<R> duplicateOutcome(Duplicate duplicate) {
+        return switch (duplicate.state()) {
+            case COMPLETED -> new ProcessingOutcome.AlreadyProcessed<>(duplicate.key(), decodeQuietly(duplicate));
+            case FAILED -> new ProcessingOutcome.AlreadyFailed<>(duplicate.key(),
+                    duplicate.result().map(bytes -> new String(bytes, StandardCharsets.UTF_8)));
+            case IN_PROGRESS -> new ProcessingOutcome.InProgressElsewhere<>(duplicate.key(), duplicate.expiresAt());
+        };
+    }
+
+    private ProcessingOutcome<R> complete(Claim claim, R result, Heartbeat heartbeat) {
+        byte[] encoded = encodeQuietly(claim.key(), result);
         try {
-            if (store.complete(claim, retention, encoded)) {
+            if (StoreCalls.uninterrupted(() -> store.complete(claim, retention, encoded))) {
                 return new ProcessingOutcome.Processed<>(claim.key(), result);
             }
-            log.warn("lease on key {} lapsed before completion; another consumer may also have processed it",
-                    claim.key());
+            log.warn("lease on key {} lapsed before completion{}; another consumer may also have processed it",
+                    claim.key(), heartbeat.atRisk() ? " (its heartbeat was late)" : "");
             return new ProcessingOutcome.LeaseLost<>(claim.key(), result, Optional.empty());
-        } catch (DedupStoreException e) {
+        } catch (RuntimeException e) {
             log.warn("could not record completion of key {}; a redelivery may process it again", claim.key(), e);
             return new ProcessingOutcome.LeaseLost<>(claim.key(), result, Optional.of(e));
         }
     }
 
+    /**
+     * The bytes to store for a result the handler produced. The effect has happened, so a result that cannot be
+     * stored (the codec throws, or it is too large) still completes the key, without a result to replay.
+     */
+    private byte[] encodeQuietly(String key, R result) {
+        byte[] encoded;
+        try {
+            encoded = codec.encode(result);
+        } catch (RuntimeException e) {
+            log.warn("could not encode the result for key {}; completing without a stored result", key, e);
+            return null;
+        }
+        if (encoded != null && encoded.length > DedupLimits.MAX_RESULT_BYTES) {
+            log.warn("result for key {} is {} bytes, over the {}-byte limit; completing without a stored result",
+                    key, encoded.length, DedupLimits.MAX_RESULT_BYTES);
+            return null;
+        }
+        return encoded;
+    }
+
+    /** A stored result that cannot be decoded is still a completed key: report it done, without the result. */
+    private Optional<R> decodeQuietly(Duplicate duplicate) {
+        Optional<byte[]> stored = duplicate.result();
+        if (stored.isEmpty()) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.ofNullable(codec.decode(stored.get()));
+        } catch (RuntimeException e) {
+            log.warn("could not decode the stored result for key {}; reporting it processed without a result",
+                    duplicate.key(), e);
+            return Optional.empty();
+        }
+    }
+
     private ProcessingOutcome<R> fail(Claim claim, Exception failure) {
-        if (keepKeyOn.test(failure)) {
+        if (isNonRetryable(failure)) {
             try {
-                boolean kept = store.complete(claim, retention, null);
+                byte[] error = describe(failure);
+                boolean kept = StoreCalls.uninterrupted(() -> store.fail(claim, retention, error));
                 return new ProcessingOutcome.Failed<>(claim.key(), failure, kept);
-            } catch (DedupStoreException e) {
+            } catch (RuntimeException e) {
                 failure.addSuppressed(e);
                 return new ProcessingOutcome.Failed<>(claim.key(), failure, false);
             }
@@ -129,47 +186,51 @@ public final class IdempotentConsumer<M, R> {
         return new ProcessingOutcome.Failed<>(claim.key(), failure, false);
     }
 
+    private boolean isNonRetryable(Exception failure) {
+        try {
+            return keepKeyOn.test(failure);
+        } catch (RuntimeException e) {
+            // A broken predicate must not decide to keep a key: release, so the redelivery can run.
+            failure.addSuppressed(e);
+            return false;
+        }
+    }
+
+    /** The stored description of a kept failure, cut to the result limit on a character boundary. */
+    private byte[] describe(Exception failure) {
+        String description;
+        try {
+            description = describeFailure.apply(failure);
+        } catch (RuntimeException e) {
+            failure.addSuppressed(e);
+            description = failure.getClass().getName();
+        }
+        if (description == null) {
+            return null;
+        }
+        byte[] bytes = description.getBytes(StandardCharsets.UTF_8);
+        if (bytes.length <= DedupLimits.MAX_RESULT_BYTES) {
+            return bytes;
+        }
+        int end = Math.min(description.length(), DedupLimits.MAX_RESULT_BYTES / 4);
+        if (Character.isHighSurrogate(description.charAt(end - 1))) {
+            end--;
+        }
+        return description.substring(0, end).getBytes(StandardCharsets.UTF_8);
+    }
+
     /** Releases so a redelivery can run at once; if the store fails, the lease lapses on its own. */
     private void releaseQuietly(Claim claim, Throwable failure) {
         try {
-            store.release(claim);
-        } catch (DedupStoreException e) {
+            StoreCalls.uninterrupted(() -> store.release(claim));
+        } catch (RuntimeException e) {
             failure.addSuppressed(e);
         }
     }
 
-    private ScheduledFuture<?> startHeartbeat(Claim claim) {
-        long periodMillis = Math.max(1, lease.toMillis() / 2);
-        AtomicBoolean lost = new AtomicBoolean();
-        return heartbeats.scheduleAtFixedRate(() -> {
-            if (lost.get()) {
-                return;
-            }
-            try {
-                if (!store.extend(claim, lease)) {
-                    lost.set(true);
-                    log.warn("lease on key {} was lost while its handler ran", claim.key());
-                }
-            } catch (RuntimeException e) {
-                log.warn("could not extend the lease on key {}; will retry", claim.key(), e);
-            }
-        }, periodMillis, periodMillis, TimeUnit.MILLISECONDS);
-    }
-
-    /** One daemon thread shared by all consumers: extends are short and rare (every half lease). */
-    private static final class SharedScheduler {
-        static final ScheduledExecutorService INSTANCE = create();
-
-        private static ScheduledExecutorService create() {
-            ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, runnable -> {
-                Thread thread = new Thread(runnable, "dedup-heartbeat");
-                thread.setDaemon(true);
-                return thread;
-            });
-            // Most handlers finish long before their first heartbeat: drop cancelled ones at once, not at their due time.
-            executor.setRemoveOnCancelPolicy(true);
-            return executor;
-        }
+    private static String defaultDescription(Exception failure) {
+        return failure.getMessage() == null ? failure.getClass().getName()
+                : failure.getClass().getName() + ": " + failure.getMessage();
     }
 
     /** Settings for an {@link IdempotentConsumer}; every setter checks its value at once. */
@@ -180,7 +241,9 @@ public final class IdempotentConsumer<M, R> {
         private Duration lease = Duration.ofSeconds(30);
         private Duration retention = Duration.ofDays(1);
         private Predicate<? super Exception> keepKeyOn = failure -> false;
-        private ScheduledExecutorService heartbeats;
+        private Function<? super Exception, String> describeFailure = IdempotentConsumer::defaultDescription;
+        private ScheduledExecutorService heartbeatTimer;
+        private Executor heartbeatExecutor;
 
         private Builder(DedupStore store, Function<? super M, String> keyOf, ResultCodec<R> codec) {
             this.store = Objects.requireNonNull(store, "store");
@@ -200,15 +263,37 @@ public final class IdempotentConsumer<M, R> {
             return this;
         }
 
-        /** Failures that retrying cannot fix: the key is completed, so redeliveries are not processed again. */
+        /**
+         * Failures that retrying cannot fix (a declined payment, an unknown SKU): the key is stored as failed, with
+         * the failure's description, so redeliveries are {@link ProcessingOutcome.AlreadyFailed} and the handler does
+         * not run again while the key lives.
+         */
         public Builder<M, R> keepKeyOn(Predicate<? super Exception> nonRetryable) {
             this.keepKeyOn = Objects.requireNonNull(nonRetryable, "nonRetryable");
             return this;
         }
 
-        /** The scheduler that runs lease heartbeats (default: one shared daemon thread). */
+        /**
+         * What a kept failure stores for its redeliveries to report (default: the exception's class and message);
+         * return a response body to replay a declined request as it was first answered, or null to store nothing.
+         */
+        public Builder<M, R> failureDescription(Function<? super Exception, String> describe) {
+            this.describeFailure = Objects.requireNonNull(describe, "describe");
+            return this;
+        }
+
+        /** The timer that decides when to extend leases (default: one shared daemon thread); it never blocks. */
         public Builder<M, R> heartbeatScheduler(ScheduledExecutorService scheduler) {
-            this.heartbeats = Objects.requireNonNull(scheduler, "scheduler");
+            this.heartbeatTimer = Objects.requireNonNull(scheduler, "scheduler");
+            return this;
+        }
+
+        /**
+         * Where the extends themselves run (default: a shared pool of daemon threads, at most one call in flight per
+         * running handler), so a slow store call for one key never delays another key's extend.
+         */
+        public Builder<M, R> heartbeatExecutor(Executor executor) {
+            this.heartbeatExecutor = Objects.requireNonNull(executor, "executor");
             return this;
         }
 

@@ -50,9 +50,25 @@ public sealed interface ProcessingOutcome<R> {
     }
 
     /**
-     * The handler or the store failed. {@code keyKept} is true when the key was completed on purpose because the
-     * failure is non-retryable (redeliveries will be {@link AlreadyProcessed}); otherwise the claim was released,
-     * or will lapse with its lease, and a redelivery runs the handler again.
+     * A delivery whose key was completed as failed before ({@link IdempotentConsumer.Builder#keepKeyOn} judged the failure
+     * non-retryable): the handler did not run. {@code error} is the failure's description as stored (by default the
+     * exception's class and message), so a retried request can be answered with the same failure. Ack it: a
+     * redelivery cannot succeed, and the first delivery was reported as {@link Failed} with {@code keyKept}.
+     */
+    record AlreadyFailed<R>(String key, Optional<String> error) implements ProcessingOutcome<R> {
+        @Override
+        public boolean shouldAck() {
+            return true;
+        }
+    }
+
+    /**
+     * The handler or the store failed; nack, or dead-letter when {@code keyKept}. Before the handler ran: the key
+     * function threw or returned an invalid key ({@code key} is then null), or the store failed or was closed at the
+     * claim, or the heartbeat could not be scheduled (the claim was released). The handler threw: the claim was
+     * released so a redelivery runs at once (or lapses with its lease if the store failed), unless the failure is
+     * non-retryable ({@link IdempotentConsumer.Builder#keepKeyOn}), when {@code keyKept} is true and redeliveries are
+     * {@link AlreadyFailed}.
      */
     record Failed<R>(String key, Throwable cause, boolean keyKept) implements ProcessingOutcome<R> {
         @Override
@@ -63,10 +79,11 @@ public sealed interface ProcessingOutcome<R> {
 
     /**
      * The handler ran here, but the completion could not be recorded: the lease lapsed (and another consumer may
-     * have claimed the key and run the handler too), or the store failed while completing. The work is done, so ack;
-     * alert on this outcome and lengthen the lease if it recurs. {@code storeFailure} is set when the store failed.
+     * have claimed the key and run the handler too), or the store failed (or was closed) while completing. The work
+     * is done, so ack; alert on this outcome and lengthen the lease if it recurs. {@code storeFailure} is set when
+     * the store failed.
      */
-    record LeaseLost<R>(String key, R result, Optional<DedupStoreException> storeFailure)
+    record LeaseLost<R>(String key, R result, Optional<RuntimeException> storeFailure)
             implements ProcessingOutcome<R> {
         @Override
         public boolean shouldAck() {

@@ -8,6 +8,7 @@ import dev.dedup.spi.AbstractDedupStore;
 import dev.dedup.spi.DedupStore;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -81,7 +82,7 @@ class IdempotentConsumerTest {
     }
 
     @Test
-    @DisplayName("a non-retryable failure keeps the key, so redeliveries are not processed again")
+    @DisplayName("a non-retryable failure keeps the key as failed, so redeliveries replay the failure, not success")
     void nonRetryableFailureKeepsTheKey() {
         var consumer = consumer(store);
 
@@ -91,7 +92,10 @@ class IdempotentConsumerTest {
         var redelivered = consumer.process(new Message("m-4", 1), this::handle);
 
         assertThat(((ProcessingOutcome.Failed<String>) failed).keyKept()).isTrue();
-        assertThat(redelivered).isEqualTo(new ProcessingOutcome.AlreadyProcessed<>("m-4", java.util.Optional.empty()));
+        assertThat(redelivered).isEqualTo(new ProcessingOutcome.AlreadyFailed<>("m-4",
+                Optional.of("java.lang.IllegalStateException: sku does not exist")));
+        assertThat(redelivered.shouldAck()).isTrue();
+        assertThat(((Duplicate) store.claim("m-4", Duration.ofSeconds(1))).state()).isEqualTo(RecordState.FAILED);
         assertThat(runs).hasValue(0);
     }
 
@@ -155,11 +159,16 @@ class IdempotentConsumerTest {
     }
 
     @Test
-    @DisplayName("a message without a key is rejected with a clear error")
-    void rejectsMissingKeys() {
-        assertThatThrownBy(() -> consumer(store).process(new Message(null, 1), this::handle))
-                .isInstanceOf(IllegalArgumentException.class)
+    @DisplayName("a message without a key fails before the handler, with a clear error, and does not throw")
+    void missingKeyIsAFailedOutcome() {
+        var outcome = consumer(store).process(new Message(null, 1), this::handle);
+
+        assertThat(outcome).isInstanceOf(ProcessingOutcome.Failed.class);
+        var failed = (ProcessingOutcome.Failed<String>) outcome;
+        assertThat(failed.key()).isNull();
+        assertThat(failed.cause()).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("key must not be null");
+        assertThat(runs).hasValue(0);
     }
 
     @Test

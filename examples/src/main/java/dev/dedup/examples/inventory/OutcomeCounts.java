@@ -17,9 +17,12 @@ record OutcomeCounts(int processed, int alreadyProcessed, int inProgressElsewher
         if (outcome instanceof ProcessingOutcome.InProgressElsewhere) {
             return new OutcomeCounts(processed, alreadyProcessed, inProgressElsewhere + 1, failed, leaseLost);
         }
-        if (outcome instanceof ProcessingOutcome.Failed) {
+        if (outcome instanceof ProcessingOutcome.Failed || outcome instanceof ProcessingOutcome.AlreadyFailed) {
             return new OutcomeCounts(processed, alreadyProcessed, inProgressElsewhere, failed + 1, leaseLost);
         }
-        return new OutcomeCounts(processed, alreadyProcessed, inProgressElsewhere, failed, leaseLost + 1);
+        if (outcome instanceof ProcessingOutcome.LeaseLost) {
+            return new OutcomeCounts(processed, alreadyProcessed, inProgressElsewhere, failed, leaseLost + 1);
+        }
+        throw new IllegalArgumentException("unknown outcome " + outcome);
     }
 }

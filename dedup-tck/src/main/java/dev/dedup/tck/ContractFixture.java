@@ -25,6 +25,8 @@ public abstract class ContractFixture {
     protected static final Duration LONG = Duration.ofMinutes(5);
     /** A retention that never expires during the test. */
     protected static final Duration VERY_LONG = Duration.ofDays(7);
+    /** The longest {@link #sleepPast} waits (beyond the clock tolerance); many times {@link #SHORT}. */
+    protected static final Duration LONGEST_WAIT = Duration.ofSeconds(10);
 
     private final List<DedupStore> opened = new ArrayList<>();
 
@@ -88,9 +90,17 @@ public abstract class ContractFixture {
         return (Duplicate) result;
     }
 
-    /** Sleeps until {@code expiresAt} has passed by the clock tolerance. */
+    /**
+     * Sleeps until {@code expiresAt} has passed by the clock tolerance. Every expiry the kit waits out is one
+     * {@link #SHORT} lease or retention away, so a wait of more than {@link #LONGEST_WAIT} fails at once: the store
+     * stretched the duration (seconds taken for millis, the lease kept for the retention), and waiting it out would
+     * stall the run for minutes.
+     */
     protected final void sleepPast(Instant expiresAt) throws InterruptedException {
         long millis = Duration.between(Instant.now(), expiresAt.plus(clockTolerance())).toMillis();
+        assertThat(Duration.ofMillis(millis))
+                .as("wait until %s, an expiry the kit set %s or less from now", expiresAt, SHORT)
+                .isLessThanOrEqualTo(LONGEST_WAIT.plus(clockTolerance()));
         if (millis > 0) {
             Thread.sleep(millis);
         }

@@ -322,6 +322,26 @@ public abstract class DedupStoreContractTest extends ConcurrencyContract {
         assertThat(store.complete(claim, LONG, RESULT)).isTrue();
     }
 
+    @Test
+    @DisplayName("extend moves the expiry to one lease from now, shorter than before as well as longer")
+    void extendSetsTheExpiryOneLeaseFromNow() throws InterruptedException {
+        String key = newKey();
+        Claim claim = claimed(store.claim(key, LONG));
+        Duration longer = LONG.multipliedBy(2);
+        Instant before = Instant.now();
+
+        assertThat(store.extend(claim, longer)).isTrue();
+        assertThat(duplicate(store.claim(key, LONG)).expiresAt())
+                .isAfter(before.plus(longer).minus(clockTolerance()))
+                .isBefore(Instant.now().plus(longer).plus(clockTolerance()));
+
+        assertThat(store.extend(claim, SHORT)).isTrue();
+        Duplicate shortened = duplicate(store.claim(key, LONG));
+        assertThat(shortened.expiresAt()).isBefore(Instant.now().plus(SHORT).plus(clockTolerance()));
+        sleepPast(shortened.expiresAt());
+        assertThat(store.claim(key, LONG)).isInstanceOf(Claim.class);
+    }
+
     // ----- stale owners ------------------------------------------------------------------------------------------
 
     @Test

@@ -29,6 +29,7 @@ final class InventoryInbox implements SimulatedBroker.Subscriber {
     private final String runId;
     private final CrashSwitch crashBeforeCommit;
     private int rolledBack;
+    private int lostClaims;
 
     /** Decides, per delivery, whether the consumer "crashes" after its writes but before COMMIT. */
     interface CrashSwitch {
@@ -63,7 +64,12 @@ final class InventoryInbox implements SimulatedBroker.Subscriber {
                 return true; // already reserved (or being reserved by a transaction that will commit): ack
             }
             long reservationId = reserve(transaction, message);
-            inbox.complete(claim, RETENTION, ("reservation-" + reservationId).getBytes(StandardCharsets.UTF_8));
+            if (!inbox.complete(claim, RETENTION, ("reservation-" + reservationId).getBytes(StandardCharsets.UTF_8))) {
+                // Not this transaction's claim any more: committing would keep the writes without the record.
+                transaction.rollback();
+                lostClaims++;
+                return false; // nack: the redelivery decides again
+            }
             if (crashBeforeCommit.crashNow()) {
                 transaction.rollback(); // the process died: the database rolls the whole transaction back
                 rolledBack++;
@@ -101,6 +107,11 @@ final class InventoryInbox implements SimulatedBroker.Subscriber {
 
     int rolledBack() {
         return rolledBack;
+    }
+
+    /** Deliveries whose complete() said the claim was no longer theirs: rolled back and nacked. */
+    int lostClaims() {
+        return lostClaims;
     }
 
     /** Reserved quantity per SKU as committed in the stock table. */

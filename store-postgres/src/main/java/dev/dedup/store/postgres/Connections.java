@@ -11,13 +11,14 @@ interface Connections {
     }
 
     /** Runs {@code work}, translating driver errors into dedup's exceptions for {@code operation}. */
-    <T> T run(Work<T> work, String operation, PostgresTable table);
+    <T> T run(Work<T> work, String operation);
 
-    static <T> T translated(Work<T> work, Connection connection, String operation, PostgresTable table) {
-        try {
-            return work.run(connection);
-        } catch (SQLException e) {
-            throw PostgresErrors.translate(operation, e, table);
-        }
+    /**
+     * As {@link #run}, but when the connection breaks while {@code work} is out (the server may have acted, the
+     * reply is lost), runs {@code afterLostReply} on a fresh connection, once, if there is time: it must find out
+     * what the first attempt did, so that the caller hears its own outcome rather than a failure or a stranger's.
+     */
+    default <T> T runResending(Work<T> work, Work<T> afterLostReply, String operation) {
+        return run(work, operation);
     }
 }

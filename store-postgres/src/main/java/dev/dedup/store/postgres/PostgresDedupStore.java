@@ -36,29 +36,38 @@ import javax.sql.DataSource;
  * inbox, where the claim and the business writes commit or roll back together.
  */
 public final class PostgresDedupStore extends AbstractDedupStore {
-    /** A claim's statement sees no row only when a concurrent commit raced it; a rerun sees that commit. */
-    private static final int CLAIM_ATTEMPTS = 3;
-
-    /** The SQL of every operation, built once per table and shared with the {@link #inTransaction} views. */
-    private record Statements(String claim, String claimAll, String complete, String release, String extend) {
-        static Statements of(PostgresTable table) {
-            return new Statements(table.claim(), table.claimAll(), table.complete(), table.release(), table.extend());
+    /**
+     * The SQL of every operation, built once per table: one set for pooled connections, where a lapsed lease ends
+     * the claim, and one for the {@link #inTransaction} views, where it cannot (see {@link PostgresTable#complete}).
+     */
+    private record Statements(String claim, String claimAll, String complete, String release, String extend,
+            String stateOfOwner) {
+        static Statements of(PostgresTable table, boolean leaseClock) {
+            return new Statements(table.claim(), table.claimAll(), table.complete(leaseClock),
+                    table.release(leaseClock), table.extend(leaseClock), table.stateOfOwner());
         }
     }
 
     private final Connections connections;
     private final PostgresTable table;
+    private final PostgresErrors errors;
     private final Statements sql;
+    private final Statements transactionSql;
+    private final Duration timeout;
     private final int timeoutSeconds;
     private final Runnable onClose;
 
-    private PostgresDedupStore(Connections connections, PostgresTable table, Statements sql, String namespace,
-            int timeoutSeconds, Runnable onClose) {
+    private PostgresDedupStore(Connections connections, PostgresTable table, PostgresErrors errors, Statements sql,
+            Statements transactionSql, String namespace, Duration timeout, Runnable onClose) {
         super(namespace);
         this.connections = connections;
         this.table = table;
+        this.errors = errors;
         this.sql = sql;
-        this.timeoutSeconds = timeoutSeconds;
+        this.transactionSql = transactionSql;
+        this.timeout = timeout;
+        // JDBC counts query timeouts in whole seconds: round up.
+        this.timeoutSeconds = (int) Math.max(1, (timeout.toMillis() + 999) / 1000);
         this.onClose = onClose;
     }
 
@@ -73,11 +82,29 @@ public final class PostgresDedupStore extends AbstractDedupStore {
      * A rollback frees the key; a concurrent delivery in another transaction waits for this one and then sees the
      * record as a duplicate. Use READ COMMITTED (PostgreSQL's default); under REPEATABLE READ or SERIALIZABLE a
      * concurrent delivery fails with a retryable {@link DedupStoreException} instead. Closing the view does nothing.
+     *
+     * <p>Inside the transaction that claimed a key nobody else can take it over, so complete, fail, extend and
+     * release there succeed for the claim's owner whatever the lease clock says: a slow step does not leave an
+     * expired claim to be committed and run again. Check their results all the same: false means the claim is not
+     * this transaction's (for example, it came from another store or transaction).
+     *
+     * @throws IllegalArgumentException when {@code transaction} is in auto-commit mode, where each statement would
+     *     commit on its own and the claim would not share the fate of the business writes
      */
     public DedupStore inTransaction(Connection transaction) {
         Objects.requireNonNull(transaction, "transaction");
-        return new PostgresDedupStore(new CallerTransaction(transaction), table, sql, namespace(), timeoutSeconds,
-                () -> {});
+        boolean autoCommit;
+        try {
+            autoCommit = transaction.getAutoCommit();
+        } catch (SQLException e) {
+            throw errors.translate("inTransaction", e);
+        }
+        if (autoCommit) {
+            throw new IllegalArgumentException("inTransaction needs a connection with auto-commit off"
+                    + " (setAutoCommit(false)), so that the claim commits or rolls back with your writes");
+        }
+        return new PostgresDedupStore(new CallerTransaction(transaction, errors), table, errors, transactionSql,
+                transactionSql, namespace(), timeout, () -> {});
     }
 
     /** Creates the table, its expiry index, the purge procedure and, where pg_cron allows, the purge job. */
@@ -90,8 +117,8 @@ public final class PostgresDedupStore extends AbstractDedupStore {
      * named by {@code cron.database_name}) when pg_cron lives in another database than the table.
      */
     public PostgresSchemaReport createSchema(DataSource cronDatabase) {
-        return connections.run(connection -> PostgresSchema.create(connection, table, cronDatabase), "createSchema",
-                table);
+        return connections.run(connection -> PostgresSchema.create(connection, table, cronDatabase),
+                "createSchema");
     }
 
     /** Checks that the table exists with the expected columns; a difference fails with the DDL to fix it. */
@@ -99,7 +126,7 @@ public final class PostgresDedupStore extends AbstractDedupStore {
         connections.run(connection -> {
             PostgresSchema.validate(connection, table);
             return null;
-        }, "validateSchema", table);
+        }, "validateSchema");
     }
 
     /**
@@ -116,13 +143,15 @@ public final class PostgresDedupStore extends AbstractDedupStore {
                 statement.setInt(1, batchSize);
                 return statement.executeUpdate();
             }
-        }, "purgeExpired", table);
+        }, "purgeExpired");
     }
 
     @Override
     protected ClaimResult doClaim(String key, String owner, Duration lease) {
-        return connections.run(connection -> {
-            for (int attempt = 1; attempt <= CLAIM_ATTEMPTS; attempt++) {
+        // After a lost reply the same owner claims again: a row the first attempt wrote comes back as ours.
+        Connections.Work<ClaimResult> claim = connection -> {
+            SnapshotRaces races = new SnapshotRaces(namespace(), timeout);
+            while (true) {
                 try (PreparedStatement statement = connection.prepareStatement(sql.claim())) {
                     statement.setQueryTimeout(timeoutSeconds);
                     statement.setString(1, namespace());
@@ -135,18 +164,20 @@ public final class PostgresDedupStore extends AbstractDedupStore {
                         }
                     }
                 }
+                races.beforeRerun(connection);
             }
-            throw racedTooOften(key);
-        }, "claim", table);
+        };
+        return connections.runResending(claim, claim, "claim");
     }
 
     @Override
     protected List<ClaimResult> doClaimAll(List<String> keys, Duration lease) {
         // The statement takes each distinct key once; repeats in the batch are duplicates of the first.
         Map<String, String> ownerByKey = ownersOfDistinctKeys(keys);
-        Map<String, ClaimResult> byKey = connections.run(connection -> {
+        Connections.Work<Map<String, ClaimResult>> claimAll = connection -> {
+            SnapshotRaces races = new SnapshotRaces(namespace(), timeout);
             Map<String, ClaimResult> found = new HashMap<>();
-            for (int attempt = 1; attempt <= CLAIM_ATTEMPTS && found.size() < ownerByKey.size(); attempt++) {
+            while (true) {
                 List<String> pending = new ArrayList<>();
                 List<String> owners = new ArrayList<>();
                 ownerByKey.forEach((key, owner) -> {
@@ -170,46 +201,56 @@ public final class PostgresDedupStore extends AbstractDedupStore {
                         }
                     }
                 }
+                if (found.size() == ownerByKey.size()) {
+                    return found;
+                }
+                races.beforeRerun(connection);
             }
-            if (found.size() < ownerByKey.size()) {
-                throw racedTooOften(ownerByKey.keySet().stream().filter(k -> !found.containsKey(k)).findFirst()
-                        .orElseThrow());
-            }
-            return found;
-        }, "claimAll", table);
-
-        return inInputOrder(keys, byKey);
+        };
+        return inInputOrder(keys, connections.runResending(claimAll, claimAll, "claimAll"));
     }
 
     @Override
     protected boolean doFinish(Claim claim, RecordState outcome, Duration retention, byte[] result) {
-        return update(sql.complete(), outcome == RecordState.FAILED ? "fail" : "complete", statement -> {
+        Binder binder = statement -> {
             statement.setString(1, outcome.name());
             statement.setLong(2, retention.toMillis());
             statement.setBytes(3, result);
             statement.setString(4, namespace());
             statement.setString(5, claim.key());
             statement.setString(6, claim.owner());
-        });
+        };
+        // After a lost reply, a record already ended in this outcome by this owner was ended by the lost attempt.
+        return connections.runResending(connection -> update(connection, sql.complete(), binder),
+                connection -> update(connection, sql.complete(), binder)
+                        || outcome.name().equals(stateOfOwner(connection, claim)),
+                outcome == RecordState.FAILED ? "fail" : "complete");
     }
 
     @Override
     protected boolean doRelease(Claim claim) {
-        return update(sql.release(), "release", statement -> {
+        Binder binder = statement -> {
             statement.setString(1, namespace());
             statement.setString(2, claim.key());
             statement.setString(3, claim.owner());
-        });
+        };
+        // After a lost reply, no record of this owner left means the lost attempt deleted it.
+        return connections.runResending(connection -> update(connection, sql.release(), binder),
+                connection -> update(connection, sql.release(), binder) || stateOfOwner(connection, claim) == null,
+                "release");
     }
 
     @Override
     protected boolean doExtend(Claim claim, Duration lease) {
-        return update(sql.extend(), "extend", statement -> {
+        Binder binder = statement -> {
             statement.setLong(1, lease.toMillis());
             statement.setString(2, namespace());
             statement.setString(3, claim.key());
             statement.setString(4, claim.owner());
-        });
+        };
+        // Moving the expiry again is harmless: resend as is.
+        Connections.Work<Boolean> extend = connection -> update(connection, sql.extend(), binder);
+        return connections.runResending(extend, extend, "extend");
     }
 
     @Override
@@ -221,14 +262,25 @@ public final class PostgresDedupStore extends AbstractDedupStore {
         void bind(PreparedStatement statement) throws SQLException;
     }
 
-    private boolean update(String sql, String operation, Binder binder) {
-        return connections.run(connection -> {
-            try (PreparedStatement statement = connection.prepareStatement(sql)) {
-                statement.setQueryTimeout(timeoutSeconds);
-                binder.bind(statement);
-                return statement.executeUpdate() == 1;
+    private boolean update(Connection connection, String statementSql, Binder binder) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(statementSql)) {
+            statement.setQueryTimeout(timeoutSeconds);
+            binder.bind(statement);
+            return statement.executeUpdate() == 1;
+        }
+    }
+
+    /** The state of the claim's record if its owner still holds or held it, else null. */
+    private String stateOfOwner(Connection connection, Claim claim) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(sql.stateOfOwner())) {
+            statement.setQueryTimeout(timeoutSeconds);
+            statement.setString(1, namespace());
+            statement.setString(2, claim.key());
+            statement.setString(3, claim.owner());
+            try (ResultSet row = statement.executeQuery()) {
+                return row.next() ? row.getString(1) : null;
             }
-        }, operation, table);
+        }
     }
 
     private ClaimResult toResult(String key, String owner, ResultSet row) throws SQLException {
@@ -238,12 +290,6 @@ public final class PostgresDedupStore extends AbstractDedupStore {
         }
         return new Duplicate(key, RecordState.valueOf(row.getString("state")), expiresAt.toInstant(),
                 row.getBytes("result"));
-    }
-
-    private DedupStoreException racedTooOften(String key) {
-        return new DedupStoreException("PostgreSQL dedup store claim in namespace '" + namespace() + "' raced a"
-                + " concurrent transaction " + CLAIM_ATTEMPTS + " times without seeing its row (" + key.length()
-                + "-char key); under REPEATABLE READ or SERIALIZABLE, retry the whole transaction", null, true);
     }
 
     /** Settings for a {@link PostgresDedupStore}; each setter checks its value at once. */
@@ -296,10 +342,10 @@ public final class PostgresDedupStore extends AbstractDedupStore {
         }
 
         public PostgresDedupStore build() {
-            // JDBC counts query timeouts in whole seconds: round up.
-            int timeoutSeconds = (int) Math.max(1, (timeout.toMillis() + 999) / 1000);
-            PostgresDedupStore store = new PostgresDedupStore(new PooledConnections(dataSource), table,
-                    Statements.of(table), namespace, timeoutSeconds, onClose);
+            PostgresErrors errors = new PostgresErrors(table, PostgresLocation.of(dataSource));
+            PostgresDedupStore store = new PostgresDedupStore(new PooledConnections(dataSource, errors, timeout),
+                    table, errors, Statements.of(table, true), Statements.of(table, false), namespace, timeout,
+                    onClose);
             if (validateSchema) {
                 store.validateSchema();
             }

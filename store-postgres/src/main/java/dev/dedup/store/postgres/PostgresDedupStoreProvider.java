@@ -40,12 +40,11 @@ public final class PostgresDedupStoreProvider implements DedupStoreProvider {
         HikariConfig pool = new HikariConfig();
         pool.setPoolName("dedup-" + uri.namespace());
         pool.setMaximumPoolSize(poolSize(uri));
-        pool.setConnectionTimeout(timeout.toMillis());
-        pool.setValidationTimeout(Math.min(timeout.toMillis(), 5_000));
         // Fail at the first operation, not at open: the application may start before its database.
         pool.setInitializationFailTimeout(-1);
         applyLocation(uri, pool);
-        HikariDataSource dataSource = new HikariDataSource(pool);
+        // Driver and pool timeouts bounded by the store's, and fast recovery after an outage: see UriPool.
+        HikariDataSource dataSource = UriPool.open(pool, timeout);
         try {
             PostgresDedupStore store = PostgresDedupStore.builder(dataSource)
                     .table(uri.parameter("table").orElse(PostgresTable.DEFAULT_NAME))

@@ -6,7 +6,9 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import javax.sql.DataSource;
@@ -41,9 +43,18 @@ final class PostgresSchema {
     static PostgresSchemaReport create(Connection connection, PostgresTable table, DataSource cronDatabase)
             throws SQLException {
         try (Statement statement = connection.createStatement()) {
-            statement.execute(table.createTable());
+            // An unqualified table found elsewhere on the search_path is the one the statements use: keep it.
+            if (columns(connection, table).isEmpty()) {
+                statement.execute(table.createTable());
+            }
             statement.execute(table.createExpiryIndex());
             statement.execute(table.createPurgeProcedure());
+            for (String constraint : stateChecksWithoutFailed(connection, table)) {
+                log.info("dedup table {}: allowing state FAILED in CHECK constraint {}", table.display(), constraint);
+                for (String ddl : table.allowFailed(constraint)) {
+                    statement.execute(ddl);
+                }
+            }
         }
         commitIfNeeded(connection);
         validate(connection, table);
@@ -104,20 +115,12 @@ final class PostgresSchema {
         return single(connection, "SELECT extname FROM pg_extension WHERE extname = 'pg_cron'") != null;
     }
 
-    /** Fails with the DDL when the table is missing or a column is missing or of another type. */
+    /**
+     * Fails with the DDL when the table is missing, a column is missing or of another type, or the state CHECK
+     * predates FAILED. The table is resolved as the statements resolve it (search_path), not in current_schema().
+     */
     static void validate(Connection connection, PostgresTable table) throws SQLException {
-        Map<String, String> found = new LinkedHashMap<>();
-        try (PreparedStatement query = connection.prepareStatement("SELECT column_name, data_type"
-                + " FROM information_schema.columns WHERE table_schema = coalesce(?, current_schema())"
-                + " AND table_name = ?")) {
-            query.setString(1, table.schema);
-            query.setString(2, table.name);
-            try (ResultSet rows = query.executeQuery()) {
-                while (rows.next()) {
-                    found.put(rows.getString(1), rows.getString(2));
-                }
-            }
-        }
+        Map<String, String> found = columns(connection, table);
         if (found.isEmpty()) {
             throw new DedupConfigurationException("dedup table " + table.display() + " does not exist; call"
                     + " PostgresDedupStore.createSchema() or run:\n" + table.createTable() + ";\n"
@@ -135,6 +138,46 @@ final class PostgresSchema {
             throw new DedupConfigurationException("dedup table " + table.display() + " has the wrong columns:"
                     + differences + "\nIt must be:\n" + table.createTable() + ";");
         }
+        List<String> outdated = stateChecksWithoutFailed(connection, table);
+        if (!outdated.isEmpty()) {
+            StringBuilder fix = new StringBuilder();
+            for (String ddl : table.allowFailed(outdated.get(0))) {
+                fix.append(ddl).append(";\n");
+            }
+            throw new DedupConfigurationException("dedup table " + table.display() + " has a CHECK on state that"
+                    + " does not allow 'FAILED' (made by an earlier version), so fail() would be rejected; call"
+                    + " PostgresDedupStore.createSchema(), which upgrades it, or run:\n" + fix);
+        }
+    }
+
+    /** Column name to type; empty when the search_path does not lead to the table. */
+    private static Map<String, String> columns(Connection connection, PostgresTable table) throws SQLException {
+        Map<String, String> found = new LinkedHashMap<>();
+        try (PreparedStatement query = connection.prepareStatement(table.describeColumns())) {
+            query.setString(1, table.qualified);
+            try (ResultSet rows = query.executeQuery()) {
+                while (rows.next()) {
+                    found.put(rows.getString(1), rows.getString(2));
+                }
+            }
+        }
+        return found;
+    }
+
+    private static List<String> stateChecksWithoutFailed(Connection connection, PostgresTable table)
+            throws SQLException {
+        List<String> outdated = new ArrayList<>();
+        try (PreparedStatement query = connection.prepareStatement(table.stateChecks())) {
+            query.setString(1, table.qualified);
+            try (ResultSet rows = query.executeQuery()) {
+                while (rows.next()) {
+                    if (!rows.getString(2).contains("'FAILED'")) {
+                        outdated.add(rows.getString(1));
+                    }
+                }
+            }
+        }
+        return outdated;
     }
 
     private static String single(Connection connection, String sql) throws SQLException {

@@ -181,27 +181,68 @@ final class PostgresTable {
                 + " AND t.expires_at > statement_timestamp()";
     }
 
-    /** Parameters: final state (COMPLETED or FAILED), retention in ms, result, namespace, key, owner. */
-    String complete() {
+    /**
+     * Parameters: final state (COMPLETED or FAILED), retention in ms, result, namespace, key, owner. With
+     * {@code leaseClock} false (inside the claiming transaction) the expiry is not checked: see {@link #heldBy}.
+     */
+    String complete(boolean leaseClock) {
         return "UPDATE " + qualified + " SET state = ?,"
                 + " expires_at = statement_timestamp() + ?::bigint * interval '1 millisecond', result = ?,"
                 + " completed_at = statement_timestamp()"
-                + " WHERE namespace = ? AND key = ? AND " + heldByOwner();
+                + " WHERE namespace = ? AND key = ? AND " + heldBy(leaseClock);
     }
 
     /** Parameters: namespace, key, owner. */
-    String release() {
-        return "DELETE FROM " + qualified + " WHERE namespace = ? AND key = ? AND " + heldByOwner();
+    String release(boolean leaseClock) {
+        return "DELETE FROM " + qualified + " WHERE namespace = ? AND key = ? AND " + heldBy(leaseClock);
     }
 
     /** Parameters: lease in ms, namespace, key, owner. */
-    String extend() {
+    String extend(boolean leaseClock) {
         return "UPDATE " + qualified
                 + " SET expires_at = statement_timestamp() + ?::bigint * interval '1 millisecond'"
-                + " WHERE namespace = ? AND key = ? AND " + heldByOwner();
+                + " WHERE namespace = ? AND key = ? AND " + heldBy(leaseClock);
     }
 
-    private static String heldByOwner() {
-        return "owner = ? AND state = 'IN_PROGRESS' AND expires_at > statement_timestamp()";
+    /** The state of the record if {@code owner} holds or held it: how a retry learns what a lost reply said. */
+    String stateOfOwner() {
+        return "SELECT state FROM " + qualified + " WHERE namespace = ? AND key = ? AND owner = ?";
+    }
+
+    /**
+     * The record is still the owner's claim. On a pooled connection its lease must not have run out, since another
+     * consumer may take the row over after that. Inside the transaction that claimed it nobody can (the
+     * uncommitted insert or the row lock keeps them out), so there the lease clock does not matter.
+     */
+    private static String heldBy(boolean leaseClock) {
+        return "owner = ? AND state = 'IN_PROGRESS'" + (leaseClock ? " AND expires_at > statement_timestamp()" : "");
+    }
+
+    // ----- schema checks and upgrades --------------------------------------------------------------------------
+
+    /** The table's columns and types, found the way the statements find the table: through the search_path. */
+    String describeColumns() {
+        return "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a"
+                + " WHERE a.attrelid = to_regclass(?) AND a.attnum > 0 AND NOT a.attisdropped";
+    }
+
+    /** The table's CHECK constraints on the state column, by name and definition. */
+    String stateChecks() {
+        return "SELECT c.conname, pg_get_constraintdef(c.oid) FROM pg_constraint c"
+                + " JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = ANY (c.conkey)"
+                + " WHERE c.conrelid = to_regclass(?) AND c.contype = 'c' AND a.attname = 'state'";
+    }
+
+    /**
+     * Replaces a state CHECK made before FAILED existed. NOT VALID first, then VALIDATE, so the table is locked
+     * exclusively only for the swap, not for the scan (the new check allows more, so every row passes).
+     */
+    String[] allowFailed(String constraint) {
+        String name = '"' + constraint.replace("\"", "\"\"") + '"';
+        return new String[] {
+            "ALTER TABLE " + qualified + " DROP CONSTRAINT " + name + ", ADD CONSTRAINT " + name
+                    + " CHECK (state IN ('IN_PROGRESS', 'COMPLETED', 'FAILED')) NOT VALID",
+            "ALTER TABLE " + qualified + " VALIDATE CONSTRAINT " + name
+        };
     }
 }

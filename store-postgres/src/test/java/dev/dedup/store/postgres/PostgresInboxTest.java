@@ -146,6 +146,62 @@ class PostgresInboxTest {
         assertThat(reservations(messageId)).isEqualTo(1);
     }
 
+    @Test
+    @DisplayName("a step that outlasts the lease still completes: one business row after the redelivery, not two")
+    void leaseLapseInsideTheTransactionDoesNotWriteTwice() throws SQLException {
+        String messageId = newMessageId();
+        Duration lease = Duration.ofMillis(500);
+        try (Connection transaction = begin()) {
+            DedupStore inbox = store.inTransaction(transaction);
+            Claim claim = (Claim) inbox.claim(messageId, lease);
+            reserve(transaction, messageId, "sku-1", 1);
+            sleep(800); // a slow step (a lock wait, a slow query) past the lease
+            assertThat(inbox.extend(claim, lease)).as("extend inside the claiming transaction").isTrue();
+            assertThat(inbox.complete(claim, RETENTION, null)).as("complete inside the claiming transaction").isTrue();
+            transaction.commit();
+        }
+
+        // The redelivery, the inbox way: a duplicate must roll back and write nothing.
+        try (Connection transaction = begin()) {
+            ClaimResult again = store.inTransaction(transaction).claim(messageId, lease);
+            if (again instanceof Claim) {
+                reserve(transaction, messageId, "sku-1", 1);
+            }
+            transaction.commit();
+            assertThat(again).isInstanceOf(Duplicate.class);
+            assertThat(((Duplicate) again).state()).isEqualTo(RecordState.COMPLETED);
+        }
+        assertThat(reservations(messageId)).as("business rows committed").isEqualTo(1);
+    }
+
+    @Test
+    @DisplayName("release and fail inside the claiming transaction do not depend on the lease clock either")
+    void releaseAndFailIgnoreTheLeaseClockInsideTheTransaction() throws SQLException {
+        Duration lease = Duration.ofMillis(300);
+        try (Connection transaction = begin()) {
+            DedupStore inbox = store.inTransaction(transaction);
+            Claim released = (Claim) inbox.claim(newMessageId(), lease);
+            String failedId = newMessageId();
+            Claim failed = (Claim) inbox.claim(failedId, lease);
+            sleep(500);
+            assertThat(inbox.release(released)).isTrue();
+            assertThat(inbox.fail(failed, RETENTION, "declined".getBytes())).isTrue();
+            transaction.commit();
+            assertThat(((Duplicate) store.claim(failedId, LEASE)).state()).isEqualTo(RecordState.FAILED);
+        }
+    }
+
+    @Test
+    @DisplayName("inTransaction rejects a connection in auto-commit mode, which would commit the claim on its own")
+    void rejectsAutoCommit() throws SQLException {
+        try (Connection autoCommit = pool.getConnection()) {
+            assertThat(autoCommit.getAutoCommit()).isTrue();
+            assertThatThrownBy(() -> store.inTransaction(autoCommit))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("auto-commit");
+        }
+    }
+
     /** One delivery, the inbox way: claim, write, complete and commit together, or roll back on a duplicate. */
     private static ClaimResult deliver(String messageId, Runnable whileHolding) {
         try (Connection transaction = begin()) {
@@ -154,7 +210,10 @@ class PostgresInboxTest {
             if (result instanceof Claim claim) {
                 reserve(transaction, messageId, "sku-9", 1);
                 whileHolding.run();
-                inbox.complete(claim, RETENTION, null);
+                if (!inbox.complete(claim, RETENTION, null)) {
+                    transaction.rollback();
+                    throw new IllegalStateException("the claim was lost before completing; rolled back");
+                }
                 transaction.commit();
             } else {
                 transaction.rollback();

@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.dedup.Claim;
 import dev.dedup.DedupStoreException;
+import dev.dedup.DedupStores;
+import dev.dedup.spi.DedupStore;
 import dev.dedup.Duplicate;
 import dev.dedup.tck.ServerOutages;
 import java.time.Duration;
@@ -13,6 +15,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
@@ -68,5 +72,43 @@ class PostgresOutageTest {
         }
         System.out.printf("outage: claim failed after %d ms; first claim after restart %d ms after resume%n",
                 failedAfterMillis, recovery.toMillis());
+    }
+
+    @Test
+    @DisplayName("a store opened by URI serves again within 1 s of the server's return, after a long, busy outage")
+    void uriStoreRecoversWithinOneSecond() throws Exception {
+        String namespace = "outage-uri-" + UUID.randomUUID().toString().substring(0, 8);
+        try (DedupStore store = DedupStores.open(PostgresTestSupport.jdbcUrl() + "&namespace=" + namespace
+                + "&timeout=1s&poolSize=4")) {
+            assertThat(store.claim("before", Duration.ofMinutes(10))).isInstanceOf(Claim.class);
+
+            ServerOutages.pause("postgres");
+            // Claims keep coming during the outage, as from a consumer retrying: a pool that backs off between
+            // connection attempts (Hikari: up to 5 s) has backed off all the way by the end of it.
+            AtomicBoolean down = new AtomicBoolean(true);
+            AtomicInteger failed = new AtomicInteger();
+            Thread busy = new Thread(() -> {
+                while (down.get()) {
+                    try {
+                        store.claim("during-" + UUID.randomUUID(), Duration.ofMinutes(10));
+                    } catch (DedupStoreException expected) {
+                        failed.incrementAndGet();
+                    }
+                }
+            });
+            busy.start();
+            Thread.sleep(12_000);
+
+            ServerOutages.resume("postgres");
+            down.set(false);
+            Duration recovery = ServerOutages.awaitRecovery(() -> store.claim("after", Duration.ofMinutes(10)),
+                    Duration.ofSeconds(30));
+            System.out.printf("URI store: %d claims failed during a 12 s outage; first claim %d ms after resume%n",
+                    failed.get(), recovery.toMillis());
+            busy.join();
+            assertThat(failed.get()).as("claims failed during the outage").isPositive();
+            assertThat(recovery).as("first claim after the server's return").isLessThan(Duration.ofSeconds(1));
+            assertThat(store.claim("before", Duration.ofMinutes(10))).isInstanceOf(Duplicate.class);
+        }
     }
 }

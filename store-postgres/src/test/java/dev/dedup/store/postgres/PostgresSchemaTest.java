@@ -156,6 +156,49 @@ class PostgresSchemaTest {
     }
 
     @Test
+    @DisplayName("validation finds the table where the statements do: in a later schema of the search_path")
+    void validationFollowsTheSearchPath() throws SQLException {
+        String first = "sp_first_" + UUID.randomUUID().toString().substring(0, 8);
+        String second = "sp_second_" + UUID.randomUUID().toString().substring(0, 8);
+        try (Connection connection = pool.getConnection(); Statement statement = connection.createStatement()) {
+            statement.execute("CREATE SCHEMA " + first);
+            statement.execute("CREATE SCHEMA " + second);
+        }
+        PostgresDedupStore.builder(pool).table(second + ".claims").validateSchema(false).build().createSchema();
+
+        // current_schema() is the empty first schema; unqualified names resolve to the second, as for any statement.
+        try (HikariDataSource searchPath = PostgresTestSupport.pool(
+                PostgresTestSupport.jdbcUrl() + "&currentSchema=" + first + "," + second, 2)) {
+            PostgresDedupStore store = PostgresDedupStore.builder(searchPath).table("claims").build();
+            assertThat(store.claim("k", Duration.ofSeconds(5))).isInstanceOf(Claim.class);
+        }
+        assertThat(rows("SELECT count(*) FROM " + second + ".claims")).containsExactly(List.of("1"));
+    }
+
+    @Test
+    @DisplayName("a table made before FAILED existed: validation says how to fix it, createSchema upgrades it")
+    void upgradesAStateCheckWithoutFailed() throws SQLException {
+        String table = freshTable();
+        try (Connection connection = pool.getConnection(); Statement statement = connection.createStatement()) {
+            statement.execute("CREATE TABLE \"" + table + "\" (namespace text NOT NULL, key text NOT NULL,"
+                    + " owner text NOT NULL, state text NOT NULL CHECK (state IN ('IN_PROGRESS', 'COMPLETED')),"
+                    + " expires_at timestamptz NOT NULL, result bytea, created_at timestamptz NOT NULL,"
+                    + " completed_at timestamptz, PRIMARY KEY (namespace, key))");
+        }
+        assertThatThrownBy(() -> PostgresDedupStore.builder(pool).table(table).build())
+                .isInstanceOf(DedupConfigurationException.class)
+                .hasMessageContaining("FAILED")
+                .hasMessageContaining("createSchema()");
+
+        PostgresDedupStore store = PostgresDedupStore.builder(pool).table(table).validateSchema(false).build();
+        store.createSchema();
+        store.validateSchema();
+        Claim claim = (Claim) store.claim("declined", Duration.ofSeconds(5));
+        assertThat(store.fail(claim, Duration.ofMinutes(5), "no funds".getBytes())).isTrue();
+        assertThat(rows("SELECT state FROM \"" + table + "\"")).containsExactly(List.of("FAILED"));
+    }
+
+    @Test
     @DisplayName("where pg_cron lives in another database, the report says so, and a cron DataSource schedules it there")
     void cronInAnotherDatabase() throws SQLException {
         String other = PostgresTestSupport.jdbcUrl().replace("/dedup?", "/dedup_other?");

@@ -65,7 +65,8 @@ class ClaimOnEveryStoreTest {
 
     @Test
     void mongodb() {
-        claimsOn("mongodb://127.0.0.1:" + mongo.getLocalAddress().getPort() + "/consumer?createIndexes=true&namespace=" + NAMESPACE);
+        claimsOn("mongodb://127.0.0.1:" + mongo.getLocalAddress().getPort() + "/consumer?createIndexes=true"
+                + "&namespace=" + NAMESPACE);
     }
 
     private static void claimsOn(String uri) {

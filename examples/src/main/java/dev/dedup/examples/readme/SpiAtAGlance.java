@@ -1,0 +1,19 @@
+package dev.dedup.examples.readme;
+
+import dev.dedup.Claim;
+import dev.dedup.ClaimResult;
+import java.time.Duration;
+import java.util.List;
+
+/** The README's summary of {@link dev.dedup.spi.DedupStore}, kept compiling beside the real interface. */
+interface SpiAtAGlance {
+    // readme:spi
+    ClaimResult claim(String key, Duration lease);                    // Claim(owner, expiresAt) | Duplicate(state, expiresAt, result)
+    boolean complete(Claim claim, Duration retention, byte[] result); // in progress -> COMPLETED, kept for retention
+    boolean fail(Claim claim, Duration retention, byte[] error);      // in progress -> FAILED (terminal), kept for retention
+    boolean release(Claim claim);                                     // delete my claim: redelivery runs at once
+    boolean extend(Claim claim, Duration lease);                      // heartbeat
+    List<ClaimResult> claimAll(List<String> keys, Duration lease);    // one result per key, input order
+    void close();
+    // end
+}

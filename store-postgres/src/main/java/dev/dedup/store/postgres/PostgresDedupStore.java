@@ -121,6 +121,22 @@ public final class PostgresDedupStore extends AbstractDedupStore {
                 "createSchema");
     }
 
+    /**
+     * Removes what {@link #createSchema()} made: the purge job (where pg_cron is reachable), the purge procedure, and
+     * the table with every record in it, of every namespace. For tests and decommissioning; idempotent.
+     */
+    public void dropSchema() {
+        dropSchema(null);
+    }
+
+    /** As {@link #dropSchema()}, unscheduling the job through {@code cronDatabase} when pg_cron lives elsewhere. */
+    public void dropSchema(DataSource cronDatabase) {
+        connections.run(connection -> {
+            PostgresSchema.drop(connection, table, cronDatabase);
+            return null;
+        }, "dropSchema");
+    }
+
     /** Checks that the table exists with the expected columns; a difference fails with the DDL to fix it. */
     public void validateSchema() {
         connections.run(connection -> {
@@ -299,6 +315,7 @@ public final class PostgresDedupStore extends AbstractDedupStore {
         private String namespace = DedupLimits.DEFAULT_NAMESPACE;
         private Duration timeout = Duration.ofSeconds(5);
         private boolean validateSchema = true;
+        private boolean createSchema;
         private Runnable onClose = () -> {};
 
         private Builder(DataSource dataSource) {
@@ -335,6 +352,16 @@ public final class PostgresDedupStore extends AbstractDedupStore {
             return this;
         }
 
+        /**
+         * Whether {@link #build()} runs {@link PostgresDedupStore#createSchema()} (default false): the one-line
+         * set-up for a fresh database. It is idempotent, so it may run at every start; where the application's
+         * database user may not create tables, leave it off and run the DDL at deployment instead.
+         */
+        public Builder createSchema(boolean createSchema) {
+            this.createSchema = createSchema;
+            return this;
+        }
+
         /** Runs when the store closes: the provider closes the pool it created. */
         Builder onClose(Runnable onClose) {
             this.onClose = onClose;
@@ -346,7 +373,9 @@ public final class PostgresDedupStore extends AbstractDedupStore {
             PostgresDedupStore store = new PostgresDedupStore(new PooledConnections(dataSource, errors, timeout),
                     table, errors, Statements.of(table, true), Statements.of(table, false), namespace, timeout,
                     onClose);
-            if (validateSchema) {
+            if (createSchema) {
+                store.createSchema();
+            } else if (validateSchema) {
                 store.validateSchema();
             }
             return store;

@@ -60,13 +60,44 @@ final class PostgresSchema {
         validate(connection, table);
 
         String database = single(connection, "SELECT current_database()");
-        String jobName = "dedup-purge:" + database + "." + table.display();
+        String jobName = jobName(database, table);
         String command = table.callPurge(PURGE_BATCH, PURGE_MAX_BATCHES);
         Optional<String> problem = scheduleCron(connection, cronDatabase, database, jobName, command);
         problem.ifPresent(reason -> log.warn("dedup table {} has no pg_cron purge job: {}. Schedule"
                 + " PostgresDedupStore.purgeExpired(batchSize) yourself, or run: {}", table.display(), reason, command));
         commitIfNeeded(connection);
         return new PostgresSchemaReport(table.display(), problem.isEmpty(), jobName, command, problem);
+    }
+
+    private static String jobName(String database, PostgresTable table) {
+        return "dedup-purge:" + database + "." + table.display();
+    }
+
+    /** Unschedules the purge job where pg_cron is reachable, then drops the procedure and the table. */
+    static void drop(Connection connection, PostgresTable table, DataSource cronDatabase) throws SQLException {
+        String jobName = jobName(single(connection, "SELECT current_database()"), table);
+        if (hasPgCron(connection)) {
+            unschedule(connection, jobName);
+        } else if (cronDatabase != null) {
+            try (Connection cron = cronDatabase.getConnection()) {
+                unschedule(cron, jobName);
+                commitIfNeeded(cron);
+            }
+        }
+        try (Statement statement = connection.createStatement()) {
+            statement.execute(table.dropPurgeProcedure());
+            statement.execute(table.dropTable());
+        }
+        commitIfNeeded(connection);
+    }
+
+    private static void unschedule(Connection connection, String jobName) throws SQLException {
+        // cron.unschedule fails on an unknown name: look first, so dropping twice is harmless.
+        try (PreparedStatement unschedule = connection.prepareStatement(
+                "SELECT cron.unschedule(jobid) FROM cron.job WHERE jobname = ?")) {
+            unschedule.setString(1, jobName);
+            unschedule.execute();
+        }
     }
 
     /** Schedules the job, or says why it cannot; re-running updates the job of the same name. */
@@ -122,8 +153,9 @@ final class PostgresSchema {
     static void validate(Connection connection, PostgresTable table) throws SQLException {
         Map<String, String> found = columns(connection, table);
         if (found.isEmpty()) {
-            throw new DedupConfigurationException("dedup table " + table.display() + " does not exist; call"
-                    + " PostgresDedupStore.createSchema() or run:\n" + table.createTable() + ";\n"
+            throw new DedupConfigurationException("dedup table " + table.display() + " does not exist; build the"
+                    + " store with PostgresDedupStore.builder(dataSource).createSchema(true) (or open the URI with"
+                    + " createSchema=true), or run:\n" + table.createTable() + ";\n"
                     + table.createExpiryIndex() + ";");
         }
         StringBuilder differences = new StringBuilder();

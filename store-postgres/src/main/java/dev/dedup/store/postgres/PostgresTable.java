@@ -75,6 +75,14 @@ final class PostgresTable {
                 + ")";
     }
 
+    String dropTable() {
+        return "DROP TABLE IF EXISTS " + qualified;
+    }
+
+    String dropPurgeProcedure() {
+        return "DROP PROCEDURE IF EXISTS " + derived("_purge") + "(integer, integer)";
+    }
+
     /** Serves the purge: expired rows are found by expiry, oldest first. */
     String createExpiryIndex() {
         return "CREATE INDEX IF NOT EXISTS " + quoteName(name + "_expires_at_idx") + " ON " + qualified

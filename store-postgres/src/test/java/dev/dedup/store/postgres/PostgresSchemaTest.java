@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.dedup.Claim;
+import dev.dedup.Duplicate;
 import dev.dedup.DedupConfigurationException;
 import dev.dedup.DedupStores;
 import dev.dedup.spi.DedupStore;
@@ -106,6 +107,39 @@ class PostgresSchemaTest {
 
         // 2,000 keys were claimed and completed; after each purge only the last round's could still be live.
         assertThat(sizes).allSatisfy(size -> assertThat(size).isLessThanOrEqualTo(200));
+    }
+
+    @Test
+    @DisplayName("a fresh database takes one line: the builder's createSchema(true) builds a working store")
+    void builderCreatesTheSchemaOnAFreshDatabase() throws SQLException {
+        String table = freshTable();
+
+        PostgresDedupStore store = PostgresDedupStore.builder(pool).table(table).createSchema(true).build();
+
+        assertThat(store.claim("k", Duration.ofSeconds(5))).isInstanceOf(Claim.class);
+        assertThat(rows("SELECT count(*) FROM cron.job WHERE jobname = 'dedup-purge:dedup." + table + "'"))
+                .containsExactly(List.of("1"));
+        assertThat(PostgresDedupStore.builder(pool).table(table).createSchema(true).build().claim("k",
+                Duration.ofSeconds(5))).as("a second start on the same table").isInstanceOf(Duplicate.class);
+    }
+
+    @Test
+    @DisplayName("dropSchema removes the table, the purge procedure and the pg_cron job, and may run twice")
+    void dropSchemaRemovesEverything() throws SQLException {
+        String table = freshTable();
+        PostgresDedupStore store = PostgresDedupStore.builder(pool).table(table).createSchema(true).build();
+
+        store.dropSchema();
+        store.dropSchema();
+
+        assertThat(rows("SELECT count(*) FROM cron.job WHERE jobname = 'dedup-purge:dedup." + table + "'"))
+                .containsExactly(List.of("0"));
+        assertThat(rows("SELECT count(*) FROM pg_proc WHERE proname = '" + table + "_purge'"))
+                .containsExactly(List.of("0"));
+        assertThat(rows("SELECT to_regclass('\"" + table + "\"') IS NULL")).containsExactly(List.of("t"));
+        assertThatThrownBy(() -> PostgresDedupStore.builder(pool).table(table).build())
+                .isInstanceOf(DedupConfigurationException.class)
+                .hasMessageContaining("createSchema(true)");
     }
 
     @Test

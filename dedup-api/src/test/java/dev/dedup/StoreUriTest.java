@@ -89,6 +89,11 @@ class StoreUriTest {
                 .hasMessageContaining("[1, 65535]");
         assertThatThrownBy(() -> StoreUri.parse("redis://a,,b", Map.of()).hosts())
                 .hasMessageContaining("the host is empty");
+        assertThatThrownBy(() -> StoreUri.parse("redis://cache%20one:1", Map.of()).hosts())
+                .isInstanceOf(DedupConfigurationException.class)
+                .hasMessageContaining("'cache%20one:1'").hasMessageContaining("IPv6 address in brackets");
+        assertThatThrownBy(() -> StoreUri.parse("redis://[zz]:1", Map.of()).hosts())
+                .isInstanceOf(DedupConfigurationException.class).hasMessageContaining("'[zz]:1'");
     }
 
     @Test

@@ -30,6 +30,9 @@ public final class StoreUri {
 
     private static final Pattern SCHEME = Pattern.compile("(?i)(jdbc:)?[a-z][a-z0-9+.-]*");
     private static final Pattern PORT = Pattern.compile("\\d{1,5}");
+    /** A DNS name or IPv4 address (RFC 3986 reg-name without escapes), or what goes between an IPv6's brackets. */
+    private static final Pattern HOST = Pattern.compile("[A-Za-z0-9._~-]+");
+    private static final Pattern IPV6 = Pattern.compile("[0-9A-Fa-f:.]+(%[A-Za-z0-9._~-]+)?");
     private static final UriParameters NAMESPACE_ONLY = UriParameters.builder().build();
 
     private final String uri;
@@ -379,6 +382,9 @@ public final class StoreUri {
         }
         if (host.isEmpty()) {
             throw badHost(node, "the host is empty; expected host or host:port, several separated by commas");
+        }
+        if (!(node.startsWith("[") ? IPV6 : HOST).matcher(host).matches()) {
+            throw badHost(node, "a host is letters, digits, '.', '-', '_' and '~', or an IPv6 address in brackets");
         }
         if (port == null) {
             return new HostPort(host, -1);

@@ -2,6 +2,8 @@ package dev.dedup;
 
 import dev.dedup.spi.DedupStore;
 import dev.dedup.spi.DedupStoreProvider;
+import dev.dedup.spi.Redaction;
+import dev.dedup.spi.Spelling;
 import dev.dedup.spi.StoreUri;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -10,7 +12,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * Opens a {@link DedupStore} by URI through the {@link DedupStoreProvider}s on the class path:
@@ -42,7 +46,12 @@ public final class DedupStores {
         return open(uri, Map.of());
     }
 
-    /** Opens the store for {@code uri}; {@code properties} override the URI's query parameters. */
+    /**
+     * Opens the store for {@code uri}; {@code properties} override the URI's query parameters. Every parameter is
+     * checked against the provider's {@link DedupStoreProvider#parameters()} first; any failure is a
+     * {@link DedupConfigurationException} (the URI cannot work) or a {@link DedupStoreException} (the backend could
+     * not be reached), and no message in it or its causes holds a credential of the URI.
+     */
     public static DedupStore open(String uri, Map<String, String> properties) {
         StoreUri storeUri = StoreUri.parse(uri, properties);
         Discovery discovery = discover();
@@ -52,17 +61,49 @@ public final class DedupStores {
                 matching.add(provider);
             }
         }
-        if (matching.size() == 1) {
-            return matching.get(0).open(storeUri);
-        }
         if (matching.isEmpty()) {
             throw new DedupConfigurationException("no DedupStoreProvider for scheme '" + storeUri.scheme() + "' in "
-                    + storeUri.redacted() + "; found: " + describe(discovery.providers) + broken(discovery)
-                    + ". Add " + KNOWN_ARTIFACTS.getOrDefault(storeUri.scheme(), "the store module for this scheme")
+                    + storeUri.redacted() + "." + typoHint(storeUri.scheme(), discovery)
+                    + " Found: " + describe(discovery.providers) + broken(discovery) + ". Add "
+                    + KNOWN_ARTIFACTS.getOrDefault(storeUri.scheme(), "the store module for this scheme")
                     + " to the class path");
         }
-        throw new DedupConfigurationException("several DedupStoreProviders for scheme '" + storeUri.scheme() + "': "
-                + describe(matching) + "; keep exactly one of them on the class path");
+        if (matching.size() > 1) {
+            throw new DedupConfigurationException("several DedupStoreProviders for scheme '" + storeUri.scheme()
+                    + "': " + describe(matching) + "; keep exactly one of them on the class path");
+        }
+        DedupStoreProvider provider = matching.get(0);
+        StoreUri checked = storeUri.check(provider.parameters());
+        try {
+            return provider.open(checked);
+        } catch (RuntimeException e) {
+            throw Redaction.scrub(asDedupException(e, checked), checked.secrets());
+        }
+    }
+
+    /** A provider should throw only dedup's exceptions; this maps what a driver let through. */
+    private static RuntimeException asDedupException(RuntimeException e, StoreUri uri) {
+        if (e instanceof DedupException) {
+            return e;
+        }
+        if (e instanceof IllegalArgumentException) {
+            // Clients reject malformed settings with IllegalArgumentException: the URI cannot work as written.
+            return new DedupConfigurationException("store URI " + uri.redacted() + " is not valid: " + e.getMessage(),
+                    e);
+        }
+        return new DedupStoreException("open " + uri.redacted() + " failed: " + e, e, true);
+    }
+
+    /** "Did you mean postgresql?" for a scheme that is nobody's, nothing for a known one whose module is missing. */
+    private static String typoHint(String scheme, Discovery discovery) {
+        return KNOWN_ARTIFACTS.containsKey(scheme) ? "" : Spelling.didYouMean(scheme, knownSchemes(discovery));
+    }
+
+    /** The schemes a URI may have: those of the providers found and those of dedup's own store modules. */
+    private static Set<String> knownSchemes(Discovery discovery) {
+        Set<String> schemes = new TreeSet<>(KNOWN_ARTIFACTS.keySet());
+        discovery.providers.forEach(provider -> schemes.addAll(provider.schemes()));
+        return schemes;
     }
 
     /** The providers found on the class path, by scheme; for diagnostics. */

@@ -15,8 +15,22 @@ public interface DedupStoreProvider {
     String artifact();
 
     /**
-     * Opens a store for {@code uri}. Throws {@link dev.dedup.DedupConfigurationException} for a URI it cannot use,
-     * naming the bad part and what is allowed.
+     * The query parameters this provider accepts: its own (typed, with defaults and bounds) and the driver's it passes
+     * through. {@link dev.dedup.DedupStores#open(String)} refuses any other name and any value out of bounds before
+     * calling {@link #open}, naming the nearest allowed name, so a typo cannot silently fall back to a default (a
+     * misspelt {@code namespace} would put two services in one namespace). The default declares only
+     * {@code namespace}.
+     */
+    default UriParameters parameters() {
+        return UriParameters.builder().build();
+    }
+
+    /**
+     * Opens a store for {@code uri}, already {@linkplain StoreUri#check checked} against {@link #parameters()}: read
+     * values through its typed getters and map them to the client. Throws
+     * {@link dev.dedup.DedupConfigurationException} for a URI it cannot use, naming the bad part and what is allowed,
+     * and never puts a credential in a message (use {@link StoreUri#redacted()}; {@code DedupStores.open} also
+     * scrubs whatever a driver's exception echoes).
      */
     DedupStore open(StoreUri uri);
 }

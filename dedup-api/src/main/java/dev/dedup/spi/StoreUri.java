@@ -1,45 +1,87 @@
 package dev.dedup.spi;
 
 import dev.dedup.DedupConfigurationException;
-import dev.dedup.DedupLimits;
-import java.net.URLDecoder;
-import java.nio.charset.StandardCharsets;
+import java.net.URI;
 import java.time.Duration;
-import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeSet;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * A store URI taken apart for a provider: {@code scheme:location?name=value&...}, with extra properties merged over
- * the query parameters. {@code jdbc:postgresql://...} has the scheme {@code jdbc:postgresql}.
+ * A store URI taken apart for a provider: {@code scheme://[user-info@]host[:port][,host[:port]...][/path]?name=value&...},
+ * with extra properties merged over the query parameters. {@code jdbc:postgresql://...} has the scheme
+ * {@code jdbc:postgresql}. Names, values and user-info are percent-decoded by RFC 3986 ({@code +} stays {@code +}).
+ *
+ * <p>{@link dev.dedup.DedupStores#open(String)} {@linkplain #check checks} the URI against the provider's {@link UriParameters} before
+ * calling the provider, so a provider reads only declared, validated values through the typed getters.
+ *
+ * @see Redaction for how the URI is shown in messages
  */
 public final class StoreUri {
+    /** The parameter every store has: the namespace its keys live in. */
+    public static final String NAMESPACE = "namespace";
+
     private static final Pattern SCHEME = Pattern.compile("(?i)(jdbc:)?[a-z][a-z0-9+.-]*");
-    private static final Pattern SHORT_DURATION = Pattern.compile("(\\d+)\\s*(ms|s|m|h|d)");
-    private static final Pattern USER_INFO_PASSWORD = Pattern.compile("(//[^/:@?#]*:)[^/@?#]*@");
-    private static final Pattern SECRET_PARAMETER =
-            Pattern.compile("(?i)([?&](?:password|secret|token|secretKey|secretAccessKey|accessKey)=)[^&]*");
+    private static final Pattern PORT = Pattern.compile("\\d{1,5}");
+    /** A DNS name or IPv4 address (RFC 3986 reg-name without escapes), or what goes between an IPv6's brackets. */
+    private static final Pattern HOST = Pattern.compile("[A-Za-z0-9._~-]+");
+    private static final Pattern IPV6 = Pattern.compile("[0-9A-Fa-f:.]+(%[A-Za-z0-9._~-]+)?");
+    private static final UriParameters NAMESPACE_ONLY = UriParameters.builder().build();
 
     private final String uri;
     private final String scheme;
     private final String location;
     private final Map<String, String> parameters;
+    private final List<Map.Entry<String, String>> pairs;
+    private final Set<String> repeated;
+    private final String userInfo;
+    private final String hostsText;
+    private final String path;
+    private final List<String> secrets;
+    private final UriParameters declared;
 
-    private StoreUri(String uri, String scheme, String location, Map<String, String> parameters) {
+    private StoreUri(StoreUri parsed, UriParameters declared) {
+        this.uri = parsed.uri;
+        this.scheme = parsed.scheme;
+        this.location = parsed.location;
+        this.parameters = parsed.parameters;
+        this.pairs = parsed.pairs;
+        this.repeated = parsed.repeated;
+        this.userInfo = parsed.userInfo;
+        this.hostsText = parsed.hostsText;
+        this.path = parsed.path;
+        this.secrets = parsed.secrets;
+        this.declared = declared;
+    }
+
+    private StoreUri(String uri, String scheme, String location, List<Map.Entry<String, String>> pairs,
+            Set<String> repeated, String userInfo, String hostsText, String path, List<String> secrets) {
         this.uri = uri;
         this.scheme = scheme;
         this.location = location;
-        this.parameters = Collections.unmodifiableMap(parameters);
+        Map<String, String> byName = new LinkedHashMap<>();
+        pairs.forEach(pair -> byName.put(pair.getKey(), pair.getValue()));
+        this.parameters = Collections.unmodifiableMap(byName);
+        this.pairs = List.copyOf(pairs);
+        this.repeated = Set.copyOf(repeated);
+        this.userInfo = userInfo;
+        this.hostsText = hostsText;
+        this.path = path;
+        this.secrets = List.copyOf(secrets);
+        this.declared = null;
     }
 
-    /** Parses {@code uri}; {@code properties} (may be empty) override query parameters of the same name. */
+    /**
+     * Parses {@code uri}; {@code properties} (may be empty) replace query parameters of the same name. Checks only
+     * the syntax: the scheme and the percent-encoding. What the parameters mean is {@link #check}'s business.
+     */
     public static StoreUri parse(String uri, Map<String, String> properties) {
         if (uri == null || uri.isBlank()) {
             throw new DedupConfigurationException("store URI must not be " + (uri == null ? "null" : "blank")
@@ -49,28 +91,69 @@ public final class StoreUri {
         String rest = uri.substring(scheme.length() + 1);
         int query = rest.indexOf('?');
         String location = query < 0 ? rest : rest.substring(0, query);
-        Map<String, String> parameters = new LinkedHashMap<>();
+        List<String> secrets = new ArrayList<>();
+        List<Map.Entry<String, String>> pairs = new ArrayList<>();
+        Set<String> seen = new LinkedHashSet<>();
+        Set<String> repeated = new LinkedHashSet<>();
         if (query >= 0) {
             for (String pair : rest.substring(query + 1).split("&")) {
                 if (pair.isEmpty()) {
                     continue;
                 }
                 int eq = pair.indexOf('=');
-                String name = decode(eq < 0 ? pair : pair.substring(0, eq));
-                String value = eq < 0 ? "" : decode(pair.substring(eq + 1));
-                parameters.put(name, value);
+                String rawName = eq < 0 ? pair : pair.substring(0, eq);
+                String name = decode(rawName, "a parameter name", uri);
+                if (name.isEmpty()) {
+                    throw new DedupConfigurationException("store URI " + Redaction.uri(uri) + " has a parameter"
+                            + " without a name; write name=value pairs joined by &");
+                }
+                String rawValue = eq < 0 ? "" : pair.substring(eq + 1);
+                String value = decode(rawValue, "parameter " + name, uri);
+                if (Redaction.isSecretName(name)) {
+                    secrets.add(rawValue);
+                    secrets.add(value);
+                }
+                if (!seen.add(name)) {
+                    repeated.add(name);
+                }
+                pairs.add(Map.entry(name, value));
             }
         }
         if (properties != null) {
             properties.forEach((name, value) -> {
                 if (name == null || value == null) {
                     throw new DedupConfigurationException("store properties must not hold null names or values, but"
-                            + " held " + name + "=" + (value == null ? "null" : "<value>"));
+                            + " held " + name + "=" + (value == null ? "null" : Redaction.MASK));
                 }
-                parameters.put(name, value);
+                if (Redaction.isSecretName(name)) {
+                    secrets.add(value);
+                }
+                pairs.removeIf(pair -> pair.getKey().equals(name));
+                repeated.remove(name);
+                pairs.add(Map.entry(name, value));
             });
         }
-        return new StoreUri(uri, scheme, location, parameters);
+        String userInfo = null;
+        String hostsText = null;
+        String path = null;
+        if (location.startsWith("//")) {
+            String authority = location.substring(2);
+            // The last '@' ends the user-info, as in Redaction.uri: a password with an unescaped '@' stays whole.
+            int at = authority.lastIndexOf('@');
+            if (at >= 0) {
+                userInfo = authority.substring(0, at);
+                authority = authority.substring(at + 1);
+                secrets.add(userInfo);
+                String decoded = decode(userInfo, "the user-info", uri);
+                secrets.add(decoded);
+                int colon = userInfo.indexOf(':');
+                secrets.add(decode(colon < 0 ? userInfo : userInfo.substring(colon + 1), "the user-info", uri));
+            }
+            int slash = authority.indexOf('/');
+            hostsText = slash < 0 ? authority : authority.substring(0, slash);
+            path = slash < 0 ? null : authority.substring(slash + 1);
+        }
+        return new StoreUri(uri, scheme, location, pairs, repeated, userInfo, hostsText, path, secrets);
     }
 
     /** The scheme of {@code uri} in lower case, or a configuration error naming the URI. */
@@ -81,19 +164,41 @@ public final class StoreUri {
         }
         String scheme = colon < 0 ? "" : uri.substring(0, colon);
         if (!SCHEME.matcher(scheme).matches()) {
-            throw new DedupConfigurationException("store URI " + redact(uri) + " has no valid scheme; expected"
+            throw new DedupConfigurationException("store URI " + Redaction.uri(uri) + " has no valid scheme; expected"
                     + " scheme:..., for example memory:, postgresql://host/db, redis://host:6379");
         }
         return scheme.toLowerCase(Locale.ROOT);
     }
 
-    /** {@code uri} with passwords, tokens and keys replaced by {@code ***}, safe for messages and logs. */
+    /** {@code uri} with its user-info and secret parameters masked; see {@link Redaction#uri}. */
     public static String redact(String uri) {
-        if (uri == null) {
-            return "null";
+        return Redaction.uri(uri);
+    }
+
+    /**
+     * This URI checked against a provider's {@code declared} parameters: every name is one of the provider's own or
+     * a driver parameter it passes through, and every own value is of its kind and within its bounds. Otherwise a
+     * {@link DedupConfigurationException} names the parameter, what is allowed and, for a typo, the nearest name.
+     */
+    public StoreUri check(UriParameters declared) {
+        List<String> allowed = new ArrayList<>(declared.ownNames());
+        allowed.addAll(declared.driverNames());
+        for (Map.Entry<String, String> parameter : parameters.entrySet()) {
+            String name = parameter.getKey();
+            Optional<UriParameters.Parameter> own = declared.own(name);
+            if (own.isPresent()) {
+                if (repeated.contains(name)) {
+                    throw new DedupConfigurationException("parameter " + name + " is given more than once in "
+                            + redacted() + "; give it once");
+                }
+                parse(own.get(), parameter.getValue());
+            } else if (!declared.isDriver(name)) {
+                throw new DedupConfigurationException("unknown parameter '" + name + "' in " + redacted() + " for "
+                        + scheme + ":." + Spelling.didYouMean(name, allowed) + " Allowed: "
+                        + declared.describeAllowed() + ".");
+            }
         }
-        String redacted = USER_INFO_PASSWORD.matcher(uri).replaceAll("$1***@");
-        return SECRET_PARAMETER.matcher(redacted).replaceAll("$1***");
+        return new StoreUri(this, declared);
     }
 
     /** The URI as given. Do not log it: use {@link #redacted()}. */
@@ -101,8 +206,17 @@ public final class StoreUri {
         return uri;
     }
 
+    /** The URI with its user-info and secret parameters masked, for messages and logs. */
     public String redacted() {
-        return redact(uri);
+        return Redaction.uri(uri);
+    }
+
+    /**
+     * Every credential this URI and its properties hold (user-info, password, values of secret-named parameters),
+     * raw and decoded, for {@link Redaction#scrub} of messages that may echo them.
+     */
+    public List<String> secrets() {
+        return secrets;
     }
 
     /** Lower-case scheme, for example {@code redis} or {@code jdbc:postgresql}. */
@@ -110,69 +224,114 @@ public final class StoreUri {
         return scheme;
     }
 
-    /** What lies between {@code scheme:} and {@code ?}, for example {@code //host:6379/0}. */
+    /** What lies between {@code scheme:} and {@code ?}, for example {@code //host:6379/0}. Do not log it. */
     public String location() {
         return location;
     }
 
-    /** Query parameters and properties, properties winning. */
+    /** Query parameters and properties (properties winning), decoded; the last value of a repeated name. */
     public Map<String, String> parameters() {
         return parameters;
     }
 
+    /** The decoded value of {@code name} as given, unchecked; prefer the typed getters. */
     public Optional<String> parameter(String name) {
         return Optional.ofNullable(parameters.get(name));
     }
 
-    /** The {@code namespace} parameter, or {@link DedupLimits#DEFAULT_NAMESPACE}. */
+    /** True when the URI has a user-info part ({@code user:password@} or {@code password@}). */
+    public boolean hasUserInfo() {
+        return userInfo != null;
+    }
+
+    /** The decoded user-info before its first {@code :}, or all of it when there is no {@code :}. */
+    public Optional<String> user() {
+        if (userInfo == null) {
+            return Optional.empty();
+        }
+        int colon = userInfo.indexOf(':');
+        return Optional.of(decode(colon < 0 ? userInfo : userInfo.substring(0, colon), "the user-info", uri));
+    }
+
+    /** The decoded user-info after its first {@code :}; empty when there is no {@code :}. */
+    public Optional<String> password() {
+        if (userInfo == null || userInfo.indexOf(':') < 0) {
+            return Optional.empty();
+        }
+        return Optional.of(decode(userInfo.substring(userInfo.indexOf(':') + 1), "the user-info", uri));
+    }
+
+    /** The hosts as written between the user-info and the path ({@code h1:5432,h2:5432}); empty without {@code //}. */
+    public Optional<String> hostsText() {
+        return Optional.ofNullable(hostsText);
+    }
+
+    /** The path after the hosts' {@code /}, as written (not decoded); empty when there is no {@code /}. */
+    public Optional<String> path() {
+        return Optional.ofNullable(path);
+    }
+
+    /** The hosts, each with its port or -1; a configuration error for an empty host or a port outside [1, 65535]. */
+    public List<HostPort> hosts() {
+        if (hostsText == null || hostsText.isEmpty()) {
+            throw new DedupConfigurationException("store URI " + redacted() + " names no host; expected " + scheme
+                    + "://host:port");
+        }
+        List<HostPort> hosts = new ArrayList<>();
+        for (String node : hostsText.split(",", -1)) {
+            hosts.add(hostPort(node));
+        }
+        return List.copyOf(hosts);
+    }
+
+    /** The namespace: the {@code namespace} parameter, checked, or the default namespace. */
     public String namespace() {
-        String namespace = parameters.getOrDefault("namespace", DedupLimits.DEFAULT_NAMESPACE);
-        try {
-            return DedupLimits.checkNamespace(namespace);
-        } catch (IllegalArgumentException e) {
-            throw new DedupConfigurationException("parameter " + e.getMessage() + " in " + redacted(), e);
-        }
+        return (String) value(NAMESPACE);
     }
 
-    /** A duration parameter: ISO-8601 ({@code PT5S}) or a number with ms, s, m, h or d ({@code 500ms}). */
-    public Duration duration(String name, Duration defaultValue) {
-        String value = parameters.get(name);
-        if (value == null) {
-            return defaultValue;
-        }
-        Matcher matcher = SHORT_DURATION.matcher(value.trim());
-        try {
-            Duration duration;
-            if (matcher.matches()) {
-                long amount = Long.parseLong(matcher.group(1));
-                duration = switch (matcher.group(2)) {
-                    case "ms" -> Duration.ofMillis(amount);
-                    case "s" -> Duration.ofSeconds(amount);
-                    case "m" -> Duration.ofMinutes(amount);
-                    case "h" -> Duration.ofHours(amount);
-                    default -> Duration.ofDays(amount);
-                };
-            } else {
-                duration = Duration.parse(value.trim());
-            }
-            if (duration.isNegative() || duration.isZero()) {
-                throw new DateTimeParseException("not positive", value, 0);
-            }
-            return duration;
-        } catch (DateTimeParseException | NumberFormatException e) {
-            throw new DedupConfigurationException("parameter " + name + "=" + value + " in " + redacted()
-                    + " is not a positive duration; allowed: 500ms, 5s, 2m, 1h, 1d or ISO-8601 such as PT5S", e);
-        }
+    /** A declared text parameter, or its default. */
+    public Optional<String> text(String name) {
+        return Optional.ofNullable((String) value(name));
     }
 
-    /** Fails with the list of allowed names when a parameter outside {@code allowed} was given (catches typos). */
-    public void requireOnly(Set<String> allowed) {
-        for (String name : parameters.keySet()) {
-            if (!allowed.contains(name)) {
-                throw new DedupConfigurationException("unknown parameter '" + name + "' in " + redacted()
-                        + "; allowed for " + scheme + ": " + new TreeSet<>(allowed));
+    /** A declared boolean parameter, or its default. */
+    public boolean bool(String name) {
+        return (Boolean) value(name);
+    }
+
+    /** A declared integer parameter, or its default. */
+    public int integer(String name) {
+        return (Integer) value(name);
+    }
+
+    /** A declared duration parameter, or its default (null when it has none). */
+    public Duration duration(String name) {
+        return (Duration) value(name);
+    }
+
+    /** A declared choice parameter, or its default. */
+    public Optional<String> choice(String name) {
+        return Optional.ofNullable((String) value(name));
+    }
+
+    /** A declared http(s) URL parameter. */
+    public Optional<URI> httpUrl(String name) {
+        return Optional.ofNullable((URI) value(name));
+    }
+
+    /**
+     * The driver parameters to pass through, in the order given, repeated names kept (MongoDB's
+     * {@code readPreferenceTags} may repeat). Only on a {@linkplain #check checked} URI.
+     */
+    public List<Map.Entry<String, String>> driverParameters() {
+        UriParameters checkedAgainst = checked();
+        List<Map.Entry<String, String>> driver = new ArrayList<>();
+        for (Map.Entry<String, String> pair : pairs) {
+            if (checkedAgainst.own(pair.getKey()).isEmpty()) {
+                driver.add(pair);
             }
         }
+        return driver;
     }
 
     @Override
@@ -180,7 +339,88 @@ public final class StoreUri {
         return redacted();
     }
 
-    private static String decode(String text) {
-        return URLDecoder.decode(text, StandardCharsets.UTF_8);
+    private Object value(String name) {
+        UriParameters checkedAgainst = name.equals(NAMESPACE) && declared == null ? NAMESPACE_ONLY : checked();
+        UriParameters.Parameter parameter = checkedAgainst.own(name).orElseThrow(() -> new IllegalArgumentException(
+                "parameter " + name + " is not among the provider's declared parameters " + checkedAgainst.ownNames()));
+        String value = parameters.get(name);
+        return value == null ? parameter.defaultValue() : parse(parameter, value);
+    }
+
+    private UriParameters checked() {
+        if (declared == null) {
+            throw new IllegalStateException("StoreUri " + redacted() + " was not checked against the provider's"
+                    + " parameters; call check(provider.parameters()) first (DedupStores.open does)");
+        }
+        return declared;
+    }
+
+    private Object parse(UriParameters.Parameter parameter, String value) {
+        try {
+            return parameter.parse(value);
+        } catch (IllegalArgumentException e) {
+            String shown = Redaction.isSecretName(parameter.name()) ? Redaction.MASK : value;
+            throw new DedupConfigurationException("parameter " + parameter.name() + "=" + shown + " in "
+                    + redacted() + ": " + e.getMessage(), e);
+        }
+    }
+
+    private HostPort hostPort(String node) {
+        String host;
+        String port = null;
+        if (node.startsWith("[")) {
+            int close = node.indexOf(']');
+            if (close < 0 || (close + 1 < node.length() && node.charAt(close + 1) != ':')) {
+                throw badHost(node, "an IPv6 address goes in brackets, then an optional :port: [::1]:6379");
+            }
+            host = node.substring(1, close);
+            port = close + 1 < node.length() ? node.substring(close + 2) : null;
+        } else {
+            int colon = node.indexOf(':');
+            host = colon < 0 ? node : node.substring(0, colon);
+            port = colon < 0 ? null : node.substring(colon + 1);
+        }
+        if (host.isEmpty()) {
+            throw badHost(node, "the host is empty; expected host or host:port, several separated by commas");
+        }
+        if (!(node.startsWith("[") ? IPV6 : HOST).matcher(host).matches()) {
+            throw badHost(node, "a host is letters, digits, '.', '-', '_' and '~', or an IPv6 address in brackets");
+        }
+        if (port == null) {
+            return new HostPort(host, -1);
+        }
+        int number = PORT.matcher(port).matches() ? Integer.parseInt(port) : 0;
+        if (number < 1 || number > 65_535) {
+            throw badHost(node, "the port '" + port + "' must be a whole number in [1, 65535]");
+        }
+        return new HostPort(host, number);
+    }
+
+    private DedupConfigurationException badHost(String node, String why) {
+        return new DedupConfigurationException("host '" + node + "' in " + redacted() + ": " + why);
+    }
+
+    private static String decode(String text, String what, String uri) {
+        try {
+            return PercentCoding.decode(text);
+        } catch (IllegalArgumentException e) {
+            throw new DedupConfigurationException(what + " in " + Redaction.uri(uri) + " is not valid: "
+                    + e.getMessage());
+        }
+    }
+
+    /** A host and its port, -1 when the URI gives none; an IPv6 host without its brackets. */
+    public record HostPort(String host, int port) {
+        /** The port, or {@code defaultPort} when the URI gives none. */
+        public int portOr(int defaultPort) {
+            return port < 0 ? defaultPort : port;
+        }
+
+        /** {@code host:port} as a URI writes it, IPv6 in brackets. */
+        @Override
+        public String toString() {
+            String shown = host.indexOf(':') >= 0 ? "[" + host + "]" : host;
+            return port < 0 ? shown : shown + ":" + port;
+        }
     }
 }

@@ -19,7 +19,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /** Bad input: every store rejects it alike, naming the value and the allowed range, and nothing stored changes. */
-abstract class BadInputContract extends ContractFixture {
+abstract class BadInputContract extends UriContract {
 
     static Stream<Arguments> badKeys() {
         return Stream.of(

@@ -8,11 +8,10 @@ import dev.dedup.DedupConfigurationException;
 import dev.dedup.DedupStoreException;
 import dev.dedup.spi.DedupStore;
 import dev.dedup.spi.DedupStoreProvider;
+import dev.dedup.spi.PercentCoding;
 import dev.dedup.spi.StoreUri;
-import java.net.URLEncoder;
-import java.nio.charset.StandardCharsets;
+import dev.dedup.spi.UriParameters;
 import java.time.Duration;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.StringJoiner;
@@ -22,9 +21,10 @@ import java.util.concurrent.TimeUnit;
  * Opens {@code mongodb://user:password@host:27017/?database=app&collection=dedup_claims&namespace=orders} and
  * {@code mongodb+srv://...}. dedup's own parameters are {@code database} (else the connection string's path, for
  * example {@code mongodb://host/app}), {@code collection} (default {@code dedup_claims}), {@code namespace},
- * {@code timeout} (default 5s) and {@code createIndexes} (default false: the TTL index is only checked); every other
- * parameter goes to the driver's {@link ConnectionString} (for example {@code replicaSet}, {@code authSource},
- * {@code tls}).
+ * {@code timeout} (default 5s, in [1ms, 10m]) and {@code createIndexes} (default false: the TTL index is only
+ * checked); the driver's connection-string options listed in {@link #DRIVER_PARAMETERS} (for example
+ * {@code replicaSet}, {@code authSource}, {@code tls}; in any case, as the driver reads them) go to its
+ * {@link ConnectionString}, any other name is refused.
  *
  * <p>{@code timeout} also becomes the client's server-selection, connect, socket-read and pool-wait timeouts (unless
  * the connection string sets them), so a server that is down fails calls within about that long instead of the
@@ -33,8 +33,28 @@ import java.util.concurrent.TimeUnit;
 public final class MongoDedupStoreProvider implements DedupStoreProvider {
     static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(5);
 
-    private static final Set<String> OWN_PARAMETERS = Set.of("database", "collection", "namespace", "timeout",
-            "createIndexes");
+    /**
+     * The driver 5.x's connection-string options a URI may set. Left out: deprecated or experimental ones
+     * ({@code safe}, {@code sslInvalidHostNameAllowed}, {@code srvAllowedHostsSuffix}, retargeting and adaptive
+     * retries).
+     */
+    static final Set<String> DRIVER_PARAMETERS = Set.of("replicaSet", "authSource", "authMechanism",
+            "authMechanismProperties", "gssapiServiceName", "tls", "ssl", "tlsInsecure", "tlsAllowInvalidHostnames",
+            "connectTimeoutMS", "socketTimeoutMS", "serverSelectionTimeoutMS", "waitQueueTimeoutMS", "timeoutMS",
+            "maxIdleTimeMS", "maxLifeTimeMS", "minPoolSize", "maxPoolSize", "maxConnecting", "localThresholdMS",
+            "heartbeatFrequencyMS", "serverMonitoringMode", "appName", "compressors", "zlibCompressionLevel",
+            "readPreference", "readPreferenceTags", "maxStalenessSeconds", "readConcernLevel", "w", "wtimeoutMS",
+            "journal", "retryWrites", "retryReads", "uuidRepresentation", "directConnection", "loadBalanced",
+            "srvMaxHosts", "srvServiceName", "proxyHost", "proxyPort", "proxyUsername", "proxyPassword");
+
+    private static final UriParameters PARAMETERS = UriParameters.builder()
+            .text("database", null)
+            .text("collection", MongoDedupStore.DEFAULT_COLLECTION)
+            .duration("timeout", DEFAULT_TIMEOUT, Duration.ofMillis(1), Duration.ofMinutes(10))
+            .bool("createIndexes", false)
+            .driver(DRIVER_PARAMETERS.toArray(String[]::new))
+            .driverIgnoresCase()
+            .build();
 
     @Override
     public Set<String> schemes() {
@@ -47,12 +67,17 @@ public final class MongoDedupStoreProvider implements DedupStoreProvider {
     }
 
     @Override
+    public UriParameters parameters() {
+        return PARAMETERS;
+    }
+
+    @Override
     public DedupStore open(StoreUri uri) {
-        Duration timeout = uri.duration("timeout", DEFAULT_TIMEOUT);
+        Duration timeout = uri.duration("timeout");
         String namespace = uri.namespace();
-        boolean createIndexes = flag(uri, "createIndexes");
+        boolean createIndexes = uri.bool("createIndexes");
         ConnectionString connectionString = connectionString(uri);
-        String database = uri.parameter("database").orElse(connectionString.getDatabase());
+        String database = uri.text("database").orElse(connectionString.getDatabase());
         if (database == null || database.isEmpty()) {
             throw new DedupConfigurationException("MongoDB URI " + uri.redacted() + " names no database; add"
                     + " ?database=<name> or put it in the path: mongodb://host:27017/<name>");
@@ -62,7 +87,7 @@ public final class MongoDedupStoreProvider implements DedupStoreProvider {
             MongoDedupStore.Builder builder;
             try {
                 builder = MongoDedupStore.builder(client, database)
-                        .collection(uri.parameter("collection").orElse(MongoDedupStore.DEFAULT_COLLECTION))
+                        .collection(uri.text("collection").orElseThrow())
                         .namespace(namespace)
                         .timeout(timeout)
                         .validateIndexes(false)
@@ -118,40 +143,39 @@ public final class MongoDedupStoreProvider implements DedupStoreProvider {
                 .build();
     }
 
-    /** The URI without dedup's parameters, as the driver reads it. */
+    /**
+     * The URI as the driver reads it: dedup's parameters removed, the user-info and the driver's parameters
+     * re-encoded from their decoded values (so a {@code +} in a password stays a plus whatever the driver's decoder).
+     */
     static ConnectionString connectionString(StoreUri uri) {
-        StringJoiner query = new StringJoiner("&", "?", "").setEmptyValue("");
-        for (Map.Entry<String, String> parameter : uri.parameters().entrySet()) {
-            if (!OWN_PARAMETERS.contains(parameter.getKey())) {
-                query.add(encode(parameter.getKey()) + "=" + encode(parameter.getValue()));
-            }
-        }
         String location = uri.location();
         if (!location.startsWith("//") || location.length() == 2) {
             throw new DedupConfigurationException("MongoDB URI " + uri.redacted() + " must look like"
                     + " mongodb://host:27017/?database=app or mongodb+srv://cluster.example.net/?database=app");
         }
+        StringBuilder driver = new StringBuilder(uri.scheme()).append("://");
+        if (uri.hasUserInfo()) {
+            driver.append(PercentCoding.encode(uri.user().orElse("")));
+            uri.password().ifPresent(password -> driver.append(':').append(PercentCoding.encode(password)));
+            driver.append('@');
+        }
+        driver.append(uri.hostsText().orElse(""));
+        StringJoiner query = new StringJoiner("&", "?", "").setEmptyValue("");
+        for (Map.Entry<String, String> parameter : uri.driverParameters()) {
+            query.add(PercentCoding.encode(parameter.getKey()) + "=" + PercentCoding.encode(parameter.getValue()));
+        }
         // The driver wants a '/' between the hosts and the options.
-        String separator = query.length() > 0 && location.indexOf('/', 2) < 0 ? "/" : "";
+        uri.path().ifPresentOrElse(path -> driver.append('/').append(path), () -> {
+            if (query.length() > 0) {
+                driver.append('/');
+            }
+        });
         try {
-            return new ConnectionString(uri.scheme() + ":" + location + separator + query);
+            return new ConnectionString(driver.append(query).toString());
         } catch (IllegalArgumentException e) {
-            // The driver's message names the part it rejects, never a password.
+            // DedupStores.open scrubs any credential the driver's message may echo.
             throw new DedupConfigurationException("MongoDB URI " + uri.redacted() + " is not a valid connection"
                     + " string: " + e.getMessage(), e);
         }
-    }
-
-    private static boolean flag(StoreUri uri, String name) {
-        String value = uri.parameter(name).orElse("false").trim().toLowerCase(Locale.ROOT);
-        if (!value.equals("true") && !value.equals("false")) {
-            throw new DedupConfigurationException("parameter " + name + "=" + value + " in " + uri.redacted()
-                    + " must be true or false");
-        }
-        return value.equals("true");
-    }
-
-    private static String encode(String text) {
-        return URLEncoder.encode(text, StandardCharsets.UTF_8).replace("+", "%20");
     }
 }

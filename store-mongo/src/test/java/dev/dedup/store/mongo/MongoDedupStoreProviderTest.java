@@ -2,6 +2,7 @@ package dev.dedup.store.mongo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import com.mongodb.ConnectionString;
 import com.mongodb.MongoClientSettings;
@@ -9,6 +10,7 @@ import dev.dedup.DedupConfigurationException;
 import dev.dedup.DedupStoreException;
 import dev.dedup.DedupStores;
 import dev.dedup.spi.StoreUri;
+import dev.dedup.tck.NoSecrets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -20,7 +22,8 @@ import org.junit.jupiter.api.Test;
 class MongoDedupStoreProviderTest {
 
     private static ConnectionString driverString(String uri) {
-        return MongoDedupStoreProvider.connectionString(StoreUri.parse(uri, Map.of()));
+        return MongoDedupStoreProvider.connectionString(
+                StoreUri.parse(uri, Map.of()).check(new MongoDedupStoreProvider().parameters()));
     }
 
     @Test
@@ -82,7 +85,7 @@ class MongoDedupStoreProviderTest {
         assertThatThrownBy(() -> DedupStores.open("mongodb://127.0.0.1:1/?database=d&namespace=a:b"))
                 .isInstanceOf(DedupConfigurationException.class).hasMessageContaining("namespace");
         assertThatThrownBy(() -> DedupStores.open("mongodb://u:s3cret@127.0.0.1:notaport/?database=d"))
-                .isInstanceOf(DedupConfigurationException.class).hasMessageContaining("u:***@")
+                .isInstanceOf(DedupConfigurationException.class).hasMessageContaining("mongodb://***@")
                 .hasMessageNotContaining("s3cret");
         assertThatThrownBy(() -> DedupStores.open("mongodb:/nohost"))
                 .isInstanceOf(DedupConfigurationException.class).hasMessageContaining("must look like");
@@ -96,9 +99,54 @@ class MongoDedupStoreProviderTest {
         assertThatThrownBy(() -> DedupStores.open("mongodb://app:s3cret@127.0.0.1:1/?database=d&timeout=300ms"))
                 .isInstanceOf(DedupStoreException.class)
                 .satisfies(e -> assertThat(((DedupStoreException) e).isRetryable()).isTrue())
-                .hasMessageContaining("open mongodb://app:***@127.0.0.1:1/")
+                .hasMessageContaining("open mongodb://***@127.0.0.1:1/")
                 .hasMessageNotContaining("s3cret")
                 .hasCauseInstanceOf(com.mongodb.MongoTimeoutException.class);
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)).isLessThan(2_300);
+    }
+
+    @Test
+    @DisplayName("a + in the password stays a plus, and the driver's options pass through in any case")
+    void decodesByRfc3986() {
+        ConnectionString driver = driverString("mongodb://app:a+b%2Bc%3A@h:1/?replicaset=rs0&ReadPreference=primary");
+
+        assertThat(driver.getPassword()).containsExactly("a+b+c:".toCharArray());
+        assertThat(driver.getUsername()).isEqualTo("app");
+        assertThat(driver.getRequiredReplicaSetName()).isEqualTo("rs0");
+    }
+
+    @Test
+    @DisplayName("a misspelt parameter fails naming the nearest one, instead of going to the driver or the default")
+    void misspeltParametersAreRefused() {
+        assertThatThrownBy(() -> DedupStores.open("mongodb://h:1/?database=d&namepsace=orders"))
+                .isInstanceOf(DedupConfigurationException.class).hasMessageContaining("Did you mean namespace?");
+        assertThatThrownBy(() -> DedupStores.open("mongodb://h:1/?databse=d"))
+                .isInstanceOf(DedupConfigurationException.class).hasMessageContaining("Did you mean database?");
+        assertThatThrownBy(() -> DedupStores.open("mongodb://h:1/?database=d&colection=c"))
+                .hasMessageContaining("Did you mean collection?");
+        assertThatThrownBy(() -> DedupStores.open("mongodb://h:1/?database=d&replicaSett=rs0"))
+                .hasMessageContaining("Did you mean replicaSet?");
+        assertThatThrownBy(() -> DedupStores.open("mongodb://h:1/?database=d&createIndexes=yes"))
+                .hasMessageContaining("createIndexes=yes").hasMessageContaining("true or false");
+    }
+
+    @Test
+    @DisplayName("no credential shows when the server cannot be reached or a parameter is refused")
+    void secretsStayOutOfFailures() {
+        Throwable unreachable = catchThrowable(() -> DedupStores.open(
+                "mongodb://app%40corp:pa55-s3cret@127.0.0.1:1/?database=d&timeout=200ms&authSource=admin"));
+        assertThat(unreachable).isInstanceOf(DedupStoreException.class)
+                .hasMessageContaining("mongodb://***@127.0.0.1:1/");
+        NoSecrets.assertNoSecret(unreachable, "s3cret", "app@corp");
+
+        Throwable refused = catchThrowable(() -> DedupStores.open(
+                "mongodb://app:pa55-s3cret@127.0.0.1:1/?database=d&proxyPassword=px-s3cret&namepsace=x"));
+        assertThat(refused).isInstanceOf(DedupConfigurationException.class).hasMessageContaining("proxyPassword=***");
+        NoSecrets.assertNoSecret(refused, "s3cret");
+
+        Throwable malformed = catchThrowable(() -> DedupStores.open(
+                "mongodb+srv://app:pa55-s3cret@cluster.example.net:27017/?database=d"));
+        assertThat(malformed).isInstanceOf(DedupConfigurationException.class);
+        NoSecrets.assertNoSecret(malformed, "s3cret");
     }
 }

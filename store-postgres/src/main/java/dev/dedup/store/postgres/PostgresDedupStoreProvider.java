@@ -3,12 +3,10 @@ package dev.dedup.store.postgres;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.dedup.DedupConfigurationException;
-
 import dev.dedup.spi.DedupStore;
 import dev.dedup.spi.DedupStoreProvider;
 import dev.dedup.spi.StoreUri;
-import java.net.URLDecoder;
-import java.nio.charset.StandardCharsets;
+import dev.dedup.spi.UriParameters;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
@@ -17,12 +15,34 @@ import java.util.StringJoiner;
 /**
  * Opens {@code postgresql://user:password@host:5432/db?table=dedup_claims&namespace=orders} and
  * {@code jdbc:postgresql://host:5432/db?user=app&table=...}. dedup's own parameters are {@code table},
- * {@code namespace}, {@code poolSize} (default 10), {@code timeout} (default 5s) and {@code createSchema} (default
- * false); every other parameter goes to the JDBC driver (for example {@code sslmode}).
+ * {@code namespace}, {@code poolSize} (default 10, in [1, 200]), {@code timeout} (default 5s, in [1s, 10m]) and
+ * {@code createSchema} (default false); the PostgreSQL JDBC driver's parameters listed in {@link #DRIVER_PARAMETERS}
+ * are passed to it, any other name is refused.
  */
 public final class PostgresDedupStoreProvider implements DedupStoreProvider {
-    private static final Set<String> OWN_PARAMETERS = Set.of("table", "namespace", "poolSize", "timeout",
-            "createSchema");
+    /**
+     * The JDBC driver's connection properties a URI may set (pgjdbc 42.7's names, case as the driver reads them).
+     * Left out on purpose: ones that would break the store ({@code readOnly}, {@code replication}, {@code autosave})
+     * and ones the URI itself sets ({@code PGHOST}, {@code PGPORT}, {@code PGDBNAME}).
+     */
+    static final Set<String> DRIVER_PARAMETERS = Set.of("user", "password", "options", "currentSchema",
+            "ApplicationName", "connectTimeout", "socketTimeout", "loginTimeout", "cancelSignalTimeout",
+            "tcpKeepAlive", "tcpNoDelay", "targetServerType", "loadBalanceHosts", "hostRecheckSeconds",
+            "prepareThreshold", "preparedStatementCacheQueries", "preparedStatementCacheSizeMiB", "preferQueryMode",
+            "sendBufferSize", "receiveBufferSize", "localSocketAddress", "socketFactory", "socketFactoryArg",
+            "ssl", "sslmode", "sslcert", "sslkey", "sslrootcert", "sslpassword", "sslpasswordcallback",
+            "sslfactory", "sslfactoryarg", "sslhostnameverifier", "sslNegotiation", "sslResponseTimeout",
+            "gssEncMode", "gsslib", "gssResponseTimeout", "gssUseDefaultCreds", "kerberosServerName",
+            "jaasApplicationName", "jaasLogin", "sspiServiceClass", "useSpnego", "channelBinding", "requireAuth",
+            "authenticationPluginClassName", "assumeMinServerVersion", "logServerErrorDetail", "service");
+
+    private static final UriParameters PARAMETERS = UriParameters.builder()
+            .text("table", PostgresTable.DEFAULT_NAME)
+            .integer("poolSize", 10, 1, 200)
+            .duration("timeout", Duration.ofSeconds(5), Duration.ofSeconds(1), Duration.ofMinutes(10))
+            .bool("createSchema", false)
+            .driver(DRIVER_PARAMETERS.toArray(String[]::new))
+            .build();
 
     @Override
     public Set<String> schemes() {
@@ -35,11 +55,16 @@ public final class PostgresDedupStoreProvider implements DedupStoreProvider {
     }
 
     @Override
+    public UriParameters parameters() {
+        return PARAMETERS;
+    }
+
+    @Override
     public DedupStore open(StoreUri uri) {
-        Duration timeout = uri.duration("timeout", Duration.ofSeconds(5));
+        Duration timeout = uri.duration("timeout");
         HikariConfig pool = new HikariConfig();
         pool.setPoolName("dedup-" + uri.namespace());
-        pool.setMaximumPoolSize(poolSize(uri));
+        pool.setMaximumPoolSize(uri.integer("poolSize"));
         // Fail at the first operation, not at open: the application may start before its database.
         pool.setInitializationFailTimeout(-1);
         applyLocation(uri, pool);
@@ -47,13 +72,13 @@ public final class PostgresDedupStoreProvider implements DedupStoreProvider {
         HikariDataSource dataSource = UriPool.open(pool, timeout);
         try {
             PostgresDedupStore store = PostgresDedupStore.builder(dataSource)
-                    .table(uri.parameter("table").orElse(PostgresTable.DEFAULT_NAME))
+                    .table(uri.text("table").orElseThrow())
                     .namespace(uri.namespace())
                     .timeout(timeout)
                     .validateSchema(false)
                     .onClose(dataSource::close)
                     .build();
-            if (Boolean.parseBoolean(uri.parameter("createSchema").orElse("false"))) {
+            if (uri.bool("createSchema")) {
                 store.createSchema();
             } else {
                 store.validateSchema();
@@ -65,58 +90,26 @@ public final class PostgresDedupStoreProvider implements DedupStoreProvider {
         }
     }
 
-    private static int poolSize(StoreUri uri) {
-        String value = uri.parameter("poolSize").orElse("10");
-        try {
-            int size = Integer.parseInt(value);
-            if (size >= 1 && size <= 200) {
-                return size;
-            }
-        } catch (NumberFormatException e) {
-            // reported below
-        }
-        throw new DedupConfigurationException("parameter poolSize=" + value + " in " + uri.redacted()
-                + " must be a whole number in [1, 200]");
-    }
-
-    /** Turns either URI form into a JDBC URL plus credentials, passing the driver's own parameters through. */
-    private static void applyLocation(StoreUri uri, HikariConfig pool) {
-        String location = uri.location();
-        if (!location.startsWith("//")) {
+    /**
+     * Turns either URI form into a JDBC URL (hosts and database only) plus the credentials and driver properties, set
+     * as values rather than spliced into the URL, so nothing needs encoding twice.
+     */
+    static void applyLocation(StoreUri uri, HikariConfig pool) {
+        if (!uri.location().startsWith("//")) {
             throw new DedupConfigurationException("PostgreSQL URI " + uri.redacted() + " must look like"
                     + " postgresql://host:5432/database or jdbc:postgresql://host:5432/database");
         }
-        String authority = location.substring(2);
-        int at = authority.lastIndexOf('@');
-        if (at >= 0) {
-            String userInfo = authority.substring(0, at);
-            authority = authority.substring(at + 1);
-            int colon = userInfo.indexOf(':');
-            pool.setUsername(decode(colon < 0 ? userInfo : userInfo.substring(0, colon)));
-            if (colon >= 0) {
-                pool.setPassword(decode(userInfo.substring(colon + 1)));
-            }
-        }
-        StringJoiner driverParameters = new StringJoiner("&", "?", "").setEmptyValue("");
-        for (Map.Entry<String, String> parameter : uri.parameters().entrySet()) {
-            if (OWN_PARAMETERS.contains(parameter.getKey())) {
-                continue;
-            }
+        StringJoiner hosts = new StringJoiner(",");
+        uri.hosts().forEach(host -> hosts.add(host.toString()));
+        uri.user().ifPresent(pool::setUsername);
+        uri.password().ifPresent(pool::setPassword);
+        for (Map.Entry<String, String> parameter : uri.driverParameters()) {
             switch (parameter.getKey()) {
                 case "user" -> pool.setUsername(parameter.getValue());
                 case "password" -> pool.setPassword(parameter.getValue());
-                default -> driverParameters.add(encode(parameter.getKey()) + "=" + encode(parameter.getValue()));
+                default -> pool.addDataSourceProperty(parameter.getKey(), parameter.getValue());
             }
         }
-        pool.setJdbcUrl("jdbc:postgresql://" + authority + driverParameters);
+        pool.setJdbcUrl("jdbc:postgresql://" + hosts + "/" + uri.path().orElse(""));
     }
-
-    private static String decode(String text) {
-        return URLDecoder.decode(text, StandardCharsets.UTF_8);
-    }
-
-    private static String encode(String text) {
-        return java.net.URLEncoder.encode(text, StandardCharsets.UTF_8);
-    }
-
 }

@@ -2,6 +2,8 @@ package dev.dedup.store.postgres;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.dedup.DedupConfigurationException;
+import java.sql.SQLException;
 import java.time.Duration;
 import org.postgresql.ds.PGSimpleDataSource;
 
@@ -22,10 +24,22 @@ final class UriPool extends HikariDataSource {
         this.connects = connects;
     }
 
-    /** Opens the pool {@code config} describes (its JDBC URL and credentials), with waits bounded by {@code timeout}. */
+    /**
+     * Opens the pool {@code config} describes (its JDBC URL, credentials and driver properties), with waits bounded
+     * by {@code timeout}.
+     */
     static UriPool open(HikariConfig config, Duration timeout) {
         PGSimpleDataSource driver = new PGSimpleDataSource();
         driver.setUrl(config.getJdbcUrl());
+        // The pool hands connects to the driver's DataSource below, which would drop these: give them to the driver.
+        for (String name : config.getDataSourceProperties().stringPropertyNames()) {
+            try {
+                driver.setProperty(name, config.getDataSourceProperties().getProperty(name));
+            } catch (SQLException e) {
+                throw new DedupConfigurationException("the PostgreSQL driver does not accept the setting " + name
+                        + ": " + e.getMessage(), e);
+            }
+        }
         int seconds = (int) Math.max(1, (timeout.toMillis() + 999) / 1000); // the driver counts whole seconds
         driver.setConnectTimeout(atMost(driver.getConnectTimeout(), seconds));
         driver.setLoginTimeout(atMost(driver.getLoginTimeout(), seconds));

@@ -5,11 +5,13 @@ import dev.dedup.DedupStoreException;
 import dev.dedup.spi.DedupStore;
 import dev.dedup.spi.DedupStoreProvider;
 import dev.dedup.spi.StoreUri;
+import dev.dedup.spi.UriParameters;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.SslVerifyMode;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.ClusterClientOptions;
@@ -19,17 +21,18 @@ import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
-import java.util.StringJoiner;
 import java.util.function.Supplier;
 
 /**
- * Opens {@code redis://[password@]host:6379[/db]}, {@code rediss://...} (TLS) and, for a Cluster,
+ * Opens {@code redis://[[user:]password@]host:6379[/db]}, {@code rediss://...} (TLS) and, for a Cluster,
  * {@code redis-cluster://host1:7001,host2:7002} or {@code rediss-cluster://...}. dedup's parameters:
  * {@code namespace}, {@code prefix} (default {@code dedup}), {@code hashTag} (true puts the namespace in a hash
- * tag), {@code timeout} (default 2s), {@code replicas} and {@code replicaTimeout} (WAIT after each claim); other
- * parameters go to Lettuce's {@link RedisURI}.
+ * tag), {@code timeout} (default 2s, in [10ms, 5m]), {@code replicas} (in [0, 16]) and {@code replicaTimeout} (WAIT
+ * after each claim). The client's: {@code database} (else the path, {@code redis://host/3}; standalone only),
+ * {@code clientName} and {@code verifyPeer} ({@code NONE}, {@code CA} or {@code FULL}, for TLS). The client is
+ * configured from these values; the URI is never handed to Lettuce to parse, since its parser ignores unknown or
+ * malformed parameters.
  *
  * <p>The standalone client it creates rejects commands while disconnected instead of queueing them, so an outage
  * fails calls at once and no queue grows. The Cluster client queues at most {@value #REQUEST_QUEUE_SIZE} commands
@@ -39,8 +42,18 @@ import java.util.function.Supplier;
 public final class RedisDedupStoreProvider implements DedupStoreProvider {
     static final int REQUEST_QUEUE_SIZE = 10_000;
 
-    private static final Set<String> OWN_PARAMETERS = Set.of("namespace", "prefix", "hashTag", "timeout", "replicas",
-            "replicaTimeout");
+    private static final int DEFAULT_PORT = 6379;
+
+    private static final UriParameters PARAMETERS = UriParameters.builder()
+            .text("prefix", null)
+            .bool("hashTag", false)
+            .duration("timeout", Duration.ofSeconds(2), Duration.ofMillis(10), Duration.ofMinutes(5))
+            .integer("replicas", 0, 0, 16)
+            .duration("replicaTimeout", Duration.ofMillis(100), Duration.ofMillis(1), Duration.ofMinutes(5))
+            .integer("database", 0, 0, Integer.MAX_VALUE)
+            .text("clientName", null)
+            .choice("verifyPeer", null, "NONE", "CA", "FULL")
+            .build();
 
     @Override
     public Set<String> schemes() {
@@ -53,21 +66,75 @@ public final class RedisDedupStoreProvider implements DedupStoreProvider {
     }
 
     @Override
+    public UriParameters parameters() {
+        return PARAMETERS;
+    }
+
+    @Override
     public DedupStore open(StoreUri uri) {
-        Duration timeout = uri.duration("timeout", Duration.ofSeconds(2));
+        Duration timeout = uri.duration("timeout");
         boolean cluster = uri.scheme().endsWith("-cluster");
-        String scheme = uri.scheme().startsWith("rediss") ? "rediss" : "redis";
+        List<RedisURI> nodes = redisUris(uri, timeout);
         try {
-            return cluster ? openCluster(uri, scheme, timeout) : openStandalone(uri, scheme, timeout);
+            return cluster ? openCluster(uri, nodes, timeout) : openStandalone(uri, nodes, timeout);
         } catch (RedisException e) {
             throw DedupStoreException.retryable("Redis dedup store", "open " + uri.redacted(), e);
         }
     }
 
-    private static DedupStore openStandalone(StoreUri uri, String scheme, Duration timeout) {
-        RedisURI redisUri = RedisURI.create(scheme + ":" + uri.location() + lettuceQuery(uri));
-        redisUri.setTimeout(timeout);
-        RedisClient client = RedisClient.create(redisUri);
+    /** One {@link RedisURI} per host, built from the checked values: credentials, TLS, database, client name. */
+    static List<RedisURI> redisUris(StoreUri uri, Duration timeout) {
+        boolean cluster = uri.scheme().endsWith("-cluster");
+        List<StoreUri.HostPort> hosts = uri.hosts();
+        if (!cluster && hosts.size() > 1) {
+            throw new DedupConfigurationException("Redis URI " + uri.redacted() + " names " + hosts.size()
+                    + " hosts; a standalone server has one, a Cluster is opened with redis-cluster://h1:7001,h2:7002");
+        }
+        int database = database(uri, cluster);
+        List<RedisURI> nodes = new ArrayList<>();
+        for (StoreUri.HostPort host : hosts) {
+            RedisURI.Builder node = RedisURI.Builder.redis(host.host(), host.portOr(DEFAULT_PORT))
+                    .withSsl(uri.scheme().startsWith("rediss"))
+                    .withTimeout(timeout)
+                    .withDatabase(database);
+            uri.choice("verifyPeer").ifPresent(mode -> node.withVerifyPeer(SslVerifyMode.valueOf(mode)));
+            uri.text("clientName").ifPresent(node::withClientName);
+            if (uri.hasUserInfo()) {
+                // Redis's own form: user-info without ':' is the password alone (AUTH password), as redis-cli reads it.
+                String user = uri.password().isPresent() ? uri.user().orElse("") : "";
+                String password = uri.password().orElseGet(() -> uri.user().orElse(""));
+                if (user.isEmpty()) {
+                    node.withPassword(password.toCharArray());
+                } else {
+                    node.withAuthentication(user, password.toCharArray());
+                }
+            }
+            nodes.add(node.build());
+        }
+        return nodes;
+    }
+
+    private static int database(StoreUri uri, boolean cluster) {
+        String path = uri.path().orElse("");
+        boolean inParameter = uri.parameters().containsKey("database");
+        if (!path.isEmpty() && inParameter) {
+            throw new DedupConfigurationException("Redis URI " + uri.redacted() + " gives the database twice, in the"
+                    + " path and in database=; give it once");
+        }
+        if (!path.isEmpty() && !path.matches("\\d{1,9}")) {
+            throw new DedupConfigurationException("Redis URI " + uri.redacted() + " has the path '/" + path
+                    + "'; the path can only be the database number, a whole number in [0, 999999999]");
+        }
+        int database = path.isEmpty() ? uri.integer("database") : Integer.parseInt(path);
+        if (cluster && database != 0) {
+            throw new DedupConfigurationException("Redis Cluster URI " + uri.redacted() + " selects database "
+                    + database + "; a Cluster has only database 0");
+        }
+        return database;
+    }
+
+    private static DedupStore openStandalone(StoreUri uri, List<RedisURI> nodes, Duration timeout) {
+        RedisClient client = RedisClient.create(nodes.get(0));
         client.setOptions(ClientOptions.builder()
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                 .timeoutOptions(TimeoutOptions.enabled(timeout))
@@ -78,25 +145,7 @@ public final class RedisDedupStoreProvider implements DedupStoreProvider {
         }, uri, timeout);
     }
 
-    private static DedupStore openCluster(StoreUri uri, String scheme, Duration timeout) {
-        String location = uri.location();
-        if (!location.startsWith("//")) {
-            throw new DedupConfigurationException("Redis Cluster URI " + uri.redacted()
-                    + " must look like redis-cluster://host1:7001,host2:7002");
-        }
-        String authority = location.substring(2);
-        String userInfo = "";
-        int at = authority.lastIndexOf('@');
-        if (at >= 0) {
-            userInfo = authority.substring(0, at + 1);
-            authority = authority.substring(at + 1);
-        }
-        List<RedisURI> seeds = new ArrayList<>();
-        for (String node : authority.split(",")) {
-            RedisURI seed = RedisURI.create(scheme + "://" + userInfo + node.replaceAll("/.*$", "") + lettuceQuery(uri));
-            seed.setTimeout(timeout);
-            seeds.add(seed);
-        }
+    private static DedupStore openCluster(StoreUri uri, List<RedisURI> seeds, Duration timeout) {
         RedisClusterClient client = RedisClusterClient.create(seeds);
         client.setOptions(ClusterClientOptions.builder()
                 // Node connections open lazily, so rejecting while disconnected would fail the first command to
@@ -137,11 +186,11 @@ public final class RedisDedupStoreProvider implements DedupStoreProvider {
             Runnable onClose) {
         try {
             builder.namespace(uri.namespace()).timeout(timeout).onClose(onClose);
-            uri.parameter("prefix").ifPresent(builder::keyPrefix);
-            builder.hashTagNamespace(Boolean.parseBoolean(uri.parameter("hashTag").orElse("false")));
-            int replicas = Integer.parseInt(uri.parameter("replicas").orElse("0"));
+            uri.text("prefix").ifPresent(builder::keyPrefix);
+            builder.hashTagNamespace(uri.bool("hashTag"));
+            int replicas = uri.integer("replicas");
             if (replicas > 0) {
-                builder.waitForReplicas(replicas, uri.duration("replicaTimeout", Duration.ofMillis(100)));
+                builder.waitForReplicas(replicas, uri.duration("replicaTimeout"));
             }
             return builder.build();
         } catch (IllegalArgumentException e) {
@@ -151,16 +200,5 @@ public final class RedisDedupStoreProvider implements DedupStoreProvider {
             onClose.run();
             throw e;
         }
-    }
-
-    /** The query parameters that are Lettuce's, not dedup's. */
-    private static String lettuceQuery(StoreUri uri) {
-        StringJoiner query = new StringJoiner("&", "?", "").setEmptyValue("");
-        for (Map.Entry<String, String> parameter : uri.parameters().entrySet()) {
-            if (!OWN_PARAMETERS.contains(parameter.getKey())) {
-                query.add(parameter.getKey() + "=" + parameter.getValue());
-            }
-        }
-        return query.toString();
     }
 }

@@ -12,6 +12,7 @@ import dev.dedup.DedupStoreException;
 import dev.dedup.Duplicate;
 import dev.dedup.RecordState;
 import dev.dedup.spi.AbstractDedupStore;
+import dev.dedup.spi.ContentionRetry;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -23,6 +24,8 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
@@ -41,18 +44,28 @@ import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
  * item holds the key, which is a duplicate, never an error. The existing item comes back in the same call where
  * the service supports {@code ReturnValuesOnConditionCheckFailure}, else from one consistent {@code GetItem}.
  *
+ * <p>The SDK resends a request whose reply was lost or late, so a write may meet its own first attempt. A refused
+ * claim whose item carries the claim's own owner token is the caller's claim, not a duplicate; a refused complete,
+ * fail, extend or release that the SDK sent more than once succeeded iff the item shows exactly what it asked for
+ * under the caller's owner (or, for release, is gone). A claim whose key changes under it (released or expired
+ * between the put and the read) tries again until decided or {@link Builder#claimDeadline} passes. A failed
+ * {@code claimAll} releases the claims it had won before it throws ({@link DynamoDbBatchSettlement}).
+ *
  * <p>DynamoDB conditions have no server clock, so "now" is this store's {@link Clock}: application servers must keep
  * their clocks within a small skew of each other (NTP), and leases must be much longer than that skew. TTL deletion
  * only cleans up; it can lag by days and never decides a claim.
  */
 public final class DynamoDbDedupStore extends AbstractDedupStore {
-    private static final int CLAIM_ATTEMPTS = 3;
+    static final String STORE = "DynamoDB dedup store";
+    /** How long a claim keeps retrying a key that changes under it, when the client sets no apiCallTimeout. */
+    static final Duration DEFAULT_CLAIM_DEADLINE = Duration.ofSeconds(2);
 
     private final DynamoDbClient client;
     private final DynamoDbAsyncClient asyncClient;
     private final String table;
     private final Clock clock;
     private final int batchConcurrency;
+    private final Duration claimDeadline;
     private final Runnable onClose;
 
     private DynamoDbDedupStore(Builder builder) {
@@ -62,6 +75,7 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
         this.table = builder.table;
         this.clock = builder.clock;
         this.batchConcurrency = builder.batchConcurrency;
+        this.claimDeadline = builder.claimDeadline != null ? builder.claimDeadline : callTimeoutOf(builder.client);
         this.onClose = builder.onClose;
     }
 
@@ -77,64 +91,84 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
     @Override
     protected ClaimResult doClaim(String key, String owner, Duration lease) {
         String partitionKey = DynamoDbItems.partitionKey(namespace(), key);
-        for (int attempt = 1; attempt <= CLAIM_ATTEMPTS; attempt++) {
-            Instant now = clock.instant();
-            Instant expiresAt = now.plus(lease);
+        ContentionRetry retry = ContentionRetry.within(claimDeadline);
+        while (true) {
+            Instant expiresAt = clock.instant().plus(lease);
             try {
-                client.putItem(claimRequest(partitionKey, owner, now, expiresAt));
+                client.putItem(claimRequest(partitionKey, owner, expiresAt));
                 return new Claim(namespace(), key, owner, truncated(expiresAt));
             } catch (ConditionalCheckFailedException taken) {
-                Map<String, AttributeValue> existing = taken.hasItem() && !taken.item().isEmpty() ? taken.item()
-                        : readConsistently(partitionKey);
-                ClaimResult duplicate = duplicateOrNull(key, existing);
-                if (duplicate != null) {
-                    return duplicate;
+                ClaimResult decided = decide(key, owner, taken.hasItem() && !taken.item().isEmpty() ? taken.item()
+                        : readConsistently(partitionKey, "claim"));
+                if (decided != null) {
+                    return decided;
                 }
-                // The item expired or vanished between the put and the read: try again.
             } catch (RuntimeException e) {
                 throw DynamoDbErrors.translate("claim", e, table);
             }
+            // The item expired or vanished between the put and the read: another writer made progress.
+            retry.pauseOrGiveUp(STORE, "claim in namespace '" + namespace() + "'");
         }
-        throw racedTooOften();
     }
 
     @Override
     protected List<ClaimResult> doClaimAll(List<String> keys, Duration lease) {
-        if (asyncClient == null) {
-            return super.doClaimAll(keys, lease);
-        }
-        // DynamoDB has no conditional batch write: the conditional puts run concurrently, at most
-        // batchConcurrency in flight, through the async client.
         Map<String, String> ownerByKey = ownersOfDistinctKeys(keys);
-        Semaphore inFlight = new Semaphore(batchConcurrency);
-        Map<String, CompletableFuture<ClaimResult>> pending = new LinkedHashMap<>();
-        try {
-            for (Map.Entry<String, String> entry : ownerByKey.entrySet()) {
-                inFlight.acquire();
-                CompletableFuture<ClaimResult> claim = claimAsync(entry.getKey(), entry.getValue(), lease);
-                claim.whenComplete((result, failure) -> inFlight.release());
-                pending.put(entry.getKey(), claim);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new DedupStoreException("DynamoDB dedup store claimAll interrupted", e, true);
-        }
-        Map<String, ClaimResult> byKey = new HashMap<>();
-        pending.forEach((key, claim) -> {
-            try {
-                byKey.put(key, claim.join());
-            } catch (CompletionException e) {
-                throw DynamoDbErrors.translate("claimAll", e, table);
-            }
-        });
+        Map<String, CompletableFuture<ClaimResult>> pending = asyncClient == null
+                ? claimInTurn(ownerByKey, lease) : claimConcurrently(ownerByKey, lease);
+        Map<String, ClaimResult> byKey = new DynamoDbBatchSettlement(this, ownerByKey, lease).settle(pending);
         return inInputOrder(keys, byKey);
     }
 
-    private CompletableFuture<ClaimResult> claimAsync(String key, String owner, Duration lease) {
+    /** Without an async client: one key after another, stopping at the first failure. */
+    private Map<String, CompletableFuture<ClaimResult>> claimInTurn(Map<String, String> ownerByKey, Duration lease) {
+        Map<String, CompletableFuture<ClaimResult>> pending = new LinkedHashMap<>();
+        for (Map.Entry<String, String> entry : ownerByKey.entrySet()) {
+            try {
+                pending.put(entry.getKey(), CompletableFuture.completedFuture(
+                        doClaim(entry.getKey(), entry.getValue(), lease)));
+            } catch (RuntimeException e) {
+                pending.put(entry.getKey(), CompletableFuture.failedFuture(e));
+                break;
+            }
+        }
+        return pending;
+    }
+
+    /**
+     * DynamoDB has no conditional batch write: the conditional puts run concurrently through the async client, at
+     * most batchConcurrency in flight. An interrupt stops sending more; what was sent is still settled.
+     */
+    private Map<String, CompletableFuture<ClaimResult>> claimConcurrently(Map<String, String> ownerByKey,
+            Duration lease) {
+        Semaphore inFlight = new Semaphore(batchConcurrency);
+        Map<String, CompletableFuture<ClaimResult>> pending = new LinkedHashMap<>();
+        for (Map.Entry<String, String> entry : ownerByKey.entrySet()) {
+            try {
+                inFlight.acquire();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                pending.put(entry.getKey(), CompletableFuture.failedFuture(
+                        new DedupStoreException(STORE + " claimAll interrupted", e, true)));
+                break;
+            }
+            CompletableFuture<ClaimResult> claim;
+            try {
+                claim = claimAsync(entry.getKey(), entry.getValue(), lease, ContentionRetry.within(claimDeadline));
+            } catch (RuntimeException e) {
+                claim = CompletableFuture.failedFuture(e);
+            }
+            claim.whenComplete((result, failure) -> inFlight.release());
+            pending.put(entry.getKey(), claim);
+        }
+        return pending;
+    }
+
+    private CompletableFuture<ClaimResult> claimAsync(String key, String owner, Duration lease,
+            ContentionRetry retry) {
         String partitionKey = DynamoDbItems.partitionKey(namespace(), key);
-        Instant now = clock.instant();
-        Instant expiresAt = now.plus(lease);
-        return asyncClient.putItem(claimRequest(partitionKey, owner, now, expiresAt))
+        Instant expiresAt = clock.instant().plus(lease);
+        return asyncClient.putItem(claimRequest(partitionKey, owner, expiresAt))
                 .<ClaimResult>thenApply(written -> new Claim(namespace(), key, owner, truncated(expiresAt)))
                 .exceptionallyCompose(failure -> {
                     Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
@@ -145,36 +179,54 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
                             ? CompletableFuture.completedFuture(taken.item())
                             : asyncClient.getItem(consistentRead(partitionKey))
                                     .thenApply(read -> read.hasItem() ? read.item() : null);
-                    return existing.thenApply(item -> {
-                        ClaimResult duplicate = duplicateOrNull(key, item);
-                        // Rare: expired or deleted in between; settle it with the one-key claim.
-                        return duplicate != null ? duplicate : doClaim(key, owner, lease);
+                    return existing.thenCompose(item -> {
+                        ClaimResult decided = decide(key, owner, item);
+                        if (decided != null) {
+                            return CompletableFuture.completedFuture(decided);
+                        }
+                        // Expired or deleted in between: try again after a short pause, without blocking a thread.
+                        long pause = retry.nextPauseNanosOrGiveUp(STORE, "claimAll in namespace '" + namespace() + "'");
+                        return CompletableFuture.supplyAsync(() -> null,
+                                CompletableFuture.delayedExecutor(pause, TimeUnit.NANOSECONDS))
+                                .thenCompose(ignored -> claimAsync(key, owner, lease, retry));
                     });
                 });
     }
 
-    private PutItemRequest claimRequest(String partitionKey, String owner, Instant now, Instant expiresAt) {
+    private PutItemRequest claimRequest(String partitionKey, String owner, Instant expiresAt) {
         return PutItemRequest.builder()
                 .tableName(table)
                 .item(DynamoDbItems.inProgress(partitionKey, owner, expiresAt))
                 .conditionExpression(CLAIMABLE)
                 .expressionAttributeNames(DynamoDbItems.CLAIMABLE_NAMES)
-                .expressionAttributeValues(Map.of(":now", n(now.toEpochMilli())))
+                .expressionAttributeValues(Map.of(":now", n(clock.millis())))
                 .returnValuesOnConditionCheckFailure(ReturnValuesOnConditionCheckFailure.ALL_OLD)
                 .build();
     }
 
-    /** A duplicate for a live item; null when the item is gone or has expired since the put was refused. */
-    private ClaimResult duplicateOrNull(String key, Map<String, AttributeValue> item) {
+    /**
+     * What a refused put found: the caller's own claim when the item carries this claim's owner token (an earlier
+     * attempt of the same put was written, and its reply lost), a duplicate for anyone else's live item, and null
+     * when the item is gone or has expired since the put was refused.
+     */
+    private ClaimResult decide(String key, String owner, Map<String, AttributeValue> item) {
         if (item == null || item.isEmpty() || !DynamoDbItems.expiresAt(item).isAfter(clock.instant())) {
             return null;
+        }
+        if (owner.equals(DynamoDbItems.owner(item)) && DynamoDbItems.state(item) == RecordState.IN_PROGRESS) {
+            return new Claim(namespace(), key, owner, DynamoDbItems.expiresAt(item));
         }
         return new Duplicate(key, DynamoDbItems.state(item), DynamoDbItems.expiresAt(item), DynamoDbItems.result(item));
     }
 
-    private Map<String, AttributeValue> readConsistently(String partitionKey) {
-        var read = client.getItem(consistentRead(partitionKey));
-        return read.hasItem() ? read.item() : null;
+    /** The item as it is now, or null; for the checks made after a refused write (outside its try). */
+    private Map<String, AttributeValue> readConsistently(String partitionKey, String operation) {
+        try {
+            var read = client.getItem(consistentRead(partitionKey));
+            return read.hasItem() ? read.item() : null;
+        } catch (RuntimeException e) {
+            throw DynamoDbErrors.translate(operation, e, table);
+        }
     }
 
     private GetItemRequest consistentRead(String partitionKey) {
@@ -185,39 +237,45 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
     @Override
     protected boolean doFinish(Claim claim, RecordState outcome, Duration retention, byte[] result) {
         Instant now = clock.instant();
-        Map<String, AttributeValue> values = renewValues(claim, now, now.plus(retention));
+        Instant expiresAt = now.plus(retention);
+        Map<String, AttributeValue> values = renewValues(claim, now, expiresAt);
         values.put(":completed", s(outcome.name()));
         String operation = outcome == RecordState.FAILED ? "fail" : "complete";
-        if (result == null) {
-            return conditionalUpdate(claim, "SET #state = :completed, #expires = :expires_at, #ttl = :ttl",
-                    DynamoDbItems.RENEW_NAMES, values, operation);
+        String update = "SET #state = :completed, #expires = :expires_at, #ttl = :ttl";
+        Map<String, String> names = DynamoDbItems.RENEW_NAMES;
+        if (result != null) {
+            values.put(":result", DynamoDbItems.b(result));
+            update += ", #result = :result";
+            names = DynamoDbItems.COMPLETE_WITH_RESULT_NAMES;
         }
-        values.put(":result", DynamoDbItems.b(result));
-        return conditionalUpdate(claim,
-                "SET #state = :completed, #expires = :expires_at, #ttl = :ttl, #result = :result",
-                DynamoDbItems.COMPLETE_WITH_RESULT_NAMES, values, operation);
+        return conditionalUpdate(claim, update, names, values, operation,
+                item -> DynamoDbItems.state(item) == outcome && sameExpiry(item, expiresAt));
     }
 
     @Override
     protected boolean doExtend(Claim claim, Duration lease) {
         Instant now = clock.instant();
+        Instant expiresAt = now.plus(lease);
         return conditionalUpdate(claim, "SET #expires = :expires_at, #ttl = :ttl", DynamoDbItems.RENEW_NAMES,
-                renewValues(claim, now, now.plus(lease)), "extend");
+                renewValues(claim, now, expiresAt), "extend",
+                item -> DynamoDbItems.state(item) == RecordState.IN_PROGRESS && sameExpiry(item, expiresAt));
     }
 
     @Override
     protected boolean doRelease(Claim claim) {
+        String partitionKey = DynamoDbItems.partitionKey(namespace(), claim.key());
         try {
             client.deleteItem(DeleteItemRequest.builder()
                     .tableName(table)
-                    .key(DynamoDbItems.key(DynamoDbItems.partitionKey(namespace(), claim.key())))
+                    .key(DynamoDbItems.key(partitionKey))
                     .conditionExpression(HELD_BY_OWNER)
                     .expressionAttributeNames(DynamoDbItems.HELD_BY_OWNER_NAMES)
                     .expressionAttributeValues(ownerCheckValues(claim, clock.instant()))
                     .build());
             return true;
-        } catch (ConditionalCheckFailedException notOurs) {
-            return false;
+        } catch (ConditionalCheckFailedException refused) {
+            // A retried delete whose first attempt went through finds the item gone: the key is free, as asked.
+            return retried(refused) && readConsistently(partitionKey, "release") == null;
         } catch (RuntimeException e) {
             throw DynamoDbErrors.translate("release", e, table);
         }
@@ -228,23 +286,43 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
         onClose.run();
     }
 
+    /**
+     * One owner-checked update. When the condition fails on a retry of the call (the SDK resent it after a lost
+     * reply or a timeout), the first attempt may have been applied: the call succeeded iff the item still carries
+     * this claim's owner and exactly what this call wrote ({@code appliedByThisCall}).
+     */
     private boolean conditionalUpdate(Claim claim, String update, Map<String, String> names,
-            Map<String, AttributeValue> values, String operation) {
+            Map<String, AttributeValue> values, String operation,
+            Predicate<Map<String, AttributeValue>> appliedByThisCall) {
+        String partitionKey = DynamoDbItems.partitionKey(namespace(), claim.key());
         try {
             client.updateItem(UpdateItemRequest.builder()
                     .tableName(table)
-                    .key(DynamoDbItems.key(DynamoDbItems.partitionKey(namespace(), claim.key())))
+                    .key(DynamoDbItems.key(partitionKey))
                     .updateExpression(update)
                     .conditionExpression(HELD_BY_OWNER)
                     .expressionAttributeNames(names)
                     .expressionAttributeValues(values)
                     .build());
             return true;
-        } catch (ConditionalCheckFailedException notOurs) {
-            return false;
+        } catch (ConditionalCheckFailedException refused) {
+            if (!retried(refused)) {
+                return false;
+            }
+            Map<String, AttributeValue> item = readConsistently(partitionKey, operation);
+            return item != null && claim.owner().equals(DynamoDbItems.owner(item)) && appliedByThisCall.test(item);
         } catch (RuntimeException e) {
             throw DynamoDbErrors.translate(operation, e, table);
         }
+    }
+
+    /** True when the SDK sent the request more than once, so an earlier attempt may have been applied. */
+    private static boolean retried(ConditionalCheckFailedException refused) {
+        return refused.numAttempts() != null && refused.numAttempts() > 1;
+    }
+
+    private static boolean sameExpiry(Map<String, AttributeValue> item, Instant expiresAt) {
+        return DynamoDbItems.expiresAt(item).toEpochMilli() == expiresAt.toEpochMilli();
     }
 
     private static Map<String, AttributeValue> ownerCheckValues(Claim claim, Instant now) {
@@ -268,9 +346,14 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
         return Instant.ofEpochMilli(instant.toEpochMilli());
     }
 
-    private DedupStoreException racedTooOften() {
-        return new DedupStoreException("DynamoDB dedup store claim in namespace '" + namespace() + "' found the item"
-                + " expiring or vanishing " + CLAIM_ATTEMPTS + " times in a row; retry", null, true);
+    /** A claim never retries a race longer than one call of the client may take; 2 s where that is unknown. */
+    private static Duration callTimeoutOf(DynamoDbClient client) {
+        try {
+            return client.serviceClientConfiguration().overrideConfiguration().apiCallTimeout()
+                    .orElse(DEFAULT_CLAIM_DEADLINE);
+        } catch (UnsupportedOperationException e) {
+            return DEFAULT_CLAIM_DEADLINE; // a hand-written client (a test double) without a configuration
+        }
     }
 
     /** Settings for a {@link DynamoDbDedupStore}; each setter checks its value at once. */
@@ -281,6 +364,7 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
         private String namespace = DedupLimits.DEFAULT_NAMESPACE;
         private Clock clock = Clock.systemUTC();
         private int batchConcurrency = 16;
+        private Duration claimDeadline;
         private boolean validateTable = true;
         private Runnable onClose = () -> {};
 
@@ -306,6 +390,22 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
                 throw new IllegalArgumentException("batchConcurrency must be in [1, 256], but was " + batchConcurrency);
             }
             this.batchConcurrency = batchConcurrency;
+            return this;
+        }
+
+        /**
+         * How long one claim may keep retrying a key that changes under it (released or expired between its put and
+         * its read, as happens on a hot key) before it fails with a retryable {@link DedupStoreException}. Default:
+         * the sync client's {@code apiCallTimeout}, else 2 s.
+         */
+        public Builder claimDeadline(Duration claimDeadline) {
+            Objects.requireNonNull(claimDeadline, "claimDeadline");
+            if (claimDeadline.compareTo(Duration.ofMillis(1)) < 0
+                    || claimDeadline.compareTo(Duration.ofMinutes(5)) > 0) {
+                throw new IllegalArgumentException("claimDeadline must be in [PT0.001S, PT5M], but was "
+                        + claimDeadline);
+            }
+            this.claimDeadline = claimDeadline;
             return this;
         }
 

@@ -22,7 +22,8 @@ final class DynamoDbErrors {
         }
         if (cause instanceof ResourceNotFoundException) {
             return new DedupConfigurationException("DynamoDB table " + table + " does not exist; create it with"
-                    + " DynamoDbDedupTables.create(client, \"" + table + "\") (see the README for the key schema)",
+                    + " DynamoDbDedupTables.create(client, \"" + table + "\") (key schema: docs/dynamodb.md,"
+                    + " \"Table design\")",
                     cause);
         }
         if (cause instanceof SdkClientException) {

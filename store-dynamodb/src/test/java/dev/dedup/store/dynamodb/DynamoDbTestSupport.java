@@ -1,11 +1,13 @@
 package dev.dedup.store.dynamodb;
 
 import dev.dedup.tck.TestServers;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.time.Duration;
 import org.testcontainers.containers.GenericContainer;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.awscore.retry.AwsRetryStrategy;
 import software.amazon.awssdk.core.client.config.ClientOverrideConfiguration;
 import software.amazon.awssdk.http.nio.netty.NettyNioAsyncHttpClient;
 import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
@@ -44,6 +46,39 @@ final class DynamoDbTestSupport {
     static DynamoDbAsyncClient asyncClient() {
         return DynamoDbAsyncClient.builder().endpointOverride(URI.create(endpoint())).region(Region.US_EAST_1)
                 .credentialsProvider(DUMMY).httpClient(NettyNioAsyncHttpClient.create()).build();
+    }
+
+    /**
+     * A sync client on {@code endpoint} (the emulator, or a fault proxy in front of it) with short timeouts: each
+     * attempt at most {@code attemptTimeout}, the whole call with its retries at most {@code callTimeout};
+     * {@code maxAttempts} 1 means no retries.
+     */
+    static DynamoDbClient client(String endpoint, Duration attemptTimeout, Duration callTimeout, int maxAttempts) {
+        return DynamoDbClient.builder().endpointOverride(URI.create(endpoint)).region(Region.US_EAST_1)
+                .credentialsProvider(DUMMY).httpClient(UrlConnectionHttpClient.create())
+                .overrideConfiguration(faultTolerance(attemptTimeout, callTimeout, maxAttempts)).build();
+    }
+
+    /** The async client like {@link #client(String, Duration, Duration, int)}. */
+    static DynamoDbAsyncClient asyncClient(String endpoint, Duration attemptTimeout, Duration callTimeout,
+            int maxAttempts) {
+        return DynamoDbAsyncClient.builder().endpointOverride(URI.create(endpoint)).region(Region.US_EAST_1)
+                .credentialsProvider(DUMMY).httpClient(NettyNioAsyncHttpClient.create())
+                .overrideConfiguration(faultTolerance(attemptTimeout, callTimeout, maxAttempts)).build();
+    }
+
+    private static ClientOverrideConfiguration faultTolerance(Duration attemptTimeout, Duration callTimeout,
+            int maxAttempts) {
+        return ClientOverrideConfiguration.builder().apiCallAttemptTimeout(attemptTimeout).apiCallTimeout(callTimeout)
+                .retryStrategy(maxAttempts == 1 ? AwsRetryStrategy.doNotRetry()
+                        : AwsRetryStrategy.standardRetryStrategy().toBuilder().maxAttempts(maxAttempts).build())
+                .build();
+    }
+
+    /** The emulator's address, for a fault proxy to forward to. */
+    static InetSocketAddress address() {
+        URI uri = URI.create(endpoint());
+        return new InetSocketAddress(uri.getHost(), uri.getPort());
     }
 
     /** A URI for DedupStores.open with the emulator's endpoint and dummy credentials. */

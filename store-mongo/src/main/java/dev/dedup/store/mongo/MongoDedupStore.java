@@ -24,6 +24,7 @@ import dev.dedup.DedupStoreException;
 import dev.dedup.Duplicate;
 import dev.dedup.RecordState;
 import dev.dedup.spi.AbstractDedupStore;
+import dev.dedup.spi.ContentionRetry;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -35,6 +36,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiPredicate;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import org.bson.BsonBinary;
@@ -53,8 +56,14 @@ import org.bson.conversions.Bson;
  * is live, reports it as a {@link Duplicate} with its state, expiry and result. An expired document is taken over
  * with one conditional update whose filter names the {@code _id}, the owner it read and {@code expiresAt <= now}:
  * the first racer's update changes the owner, so every other racer's filter matches nothing and exactly one wins.
- * A write the store loses to a concurrent one (the document vanished, or another racer took it over) is retried a
- * bounded number of times; each retry means another writer made progress.
+ * A write the store loses to a concurrent one (the document vanished, or another racer took it over) is retried,
+ * after a tiny jittered pause, until the claim is decided or the store's timeout passes; each retry means another
+ * writer made progress.
+ *
+ * <p><b>Lost replies.</b> An operation whose connection breaks under it runs once more ({@link MongoRetryOnce}): a
+ * claim that finds a live document with its own owner token is the caller's claim, not a duplicate, and a retried
+ * complete, fail, extend or release that matches nothing succeeded iff the document shows exactly what it asked for
+ * under the caller's owner (or, for release, is gone).
  *
  * <p>Why not one upsert with the expiry in its filter: on a real {@code mongod} that is one round trip too, but a
  * live key then fails with a duplicate-key error anyway, so the duplicate path still needs a read; and on the
@@ -81,15 +90,13 @@ public final class MongoDedupStore extends AbstractDedupStore {
     /** Letters, digits, {@code _ - .}; never a system collection; well inside MongoDB's namespace length limit. */
     private static final Pattern COLLECTION = Pattern.compile("[A-Za-z0-9_-][A-Za-z0-9_.-]{0,119}");
 
-    /** A claim's write is lost to a concurrent one only when that one made progress; a few rounds always settle. */
-    static final int CLAIM_ATTEMPTS = 5;
-
     /** The least time {@link #createIndexes()} allows itself. */
     private static final Duration INDEX_BUILD_TIMEOUT = Duration.ofMinutes(1);
 
     private final MongoCollection<BsonDocument> collection;
     private final String collectionName;
     private final Clock clock;
+    private final Duration timeout;
     private final Runnable onClose;
 
     private MongoDedupStore(Builder builder) {
@@ -107,6 +114,7 @@ public final class MongoDedupStore extends AbstractDedupStore {
                 .withTimeout(builder.timeout.toMillis(), TimeUnit.MILLISECONDS);
         this.collectionName = collection.getNamespace().getFullName();
         this.clock = builder.clock;
+        this.timeout = builder.timeout;
         this.onClose = builder.onClose;
     }
 
@@ -160,22 +168,27 @@ public final class MongoDedupStore extends AbstractDedupStore {
 
     @Override
     protected ClaimResult doClaim(String key, String owner, Duration lease) {
-        return call("claim", () -> claimOne(key, owner, lease, true));
+        ContentionRetry retry = ContentionRetry.within(timeout);
+        return call("claim", () -> MongoRetryOnce.run(collection, deadline(retry),
+                (attempt, retried) -> claimOne(attempt, key, owner, lease, true, retry)));
     }
 
     /**
-     * The claim loop: insert; on a duplicate key read the document; a live one is a duplicate, an expired one is
-     * taken over. {@code insertFirst} is false when the caller already knows the key exists.
+     * The claim loop: insert; on a duplicate key read the document; a live one is a duplicate (or this claim's own,
+     * when an earlier try's reply was lost), an expired one is taken over. A step that loses to a concurrent writer
+     * starts again until the claim is decided or the store's timeout passes. {@code insertFirst} is false when the
+     * caller already knows the key exists.
      */
-    private ClaimResult claimOne(String key, String owner, Duration lease, boolean insertFirst) {
+    private ClaimResult claimOne(MongoCollection<BsonDocument> on, String key, String owner, Duration lease,
+            boolean insertFirst, ContentionRetry retry) {
         String id = documentId(key);
         boolean insert = insertFirst;
-        for (int attempt = 1; attempt <= CLAIM_ATTEMPTS; attempt++) {
+        while (true) {
             if (insert) {
                 long now = clock.millis();
                 long expiresAt = now + lease.toMillis();
                 try {
-                    collection.insertOne(MongoRecord.inProgress(id, owner, expiresAt, now));
+                    on.insertOne(MongoRecord.inProgress(id, owner, expiresAt, now));
                     return claim(key, owner, expiresAt);
                 } catch (MongoWriteException e) {
                     if (e.getError().getCategory() != ErrorCategory.DUPLICATE_KEY) {
@@ -183,28 +196,32 @@ public final class MongoDedupStore extends AbstractDedupStore {
                     }
                 }
             }
-            BsonDocument found = collection.find(eq(MongoRecord.ID, id)).first();
-            if (found == null) {
-                insert = true; // released or deleted since: insert again
-                continue;
+            BsonDocument found = on.find(eq(MongoRecord.ID, id)).first();
+            if (found != null) {
+                ClaimResult result = resolve(on, key, owner, lease, MongoRecord.decode(found, collectionName));
+                if (result != null) {
+                    return result;
+                }
             }
-            ClaimResult result = resolve(key, owner, lease, MongoRecord.decode(found, collectionName));
-            if (result != null) {
-                return result;
-            }
-            insert = false; // another racer took it over, or its owner extended it: read it again
+            // Released or deleted since (insert again), or taken over or extended by another writer (read again).
+            insert = found == null;
+            retry.pauseOrGiveUp(MongoErrors.STORE, "claim in namespace '" + namespace() + "'");
         }
-        throw new DedupStoreException(MongoErrors.STORE + " claim in namespace '" + namespace() + "' lost to"
-                + " concurrent writers " + CLAIM_ATTEMPTS + " times (" + key.length() + "-char key); retry", null, true);
     }
 
     /**
-     * A duplicate while {@code existing} is live; else the take-over, which only succeeds while the document still
-     * has the owner and the lapsed expiry that were read. Null when the take-over matched nothing.
+     * A duplicate while {@code existing} is live, unless it carries this claim's own owner token (an earlier try
+     * of this claim was written, its reply lost): then it is the caller's claim. Else the take-over, which only
+     * succeeds while the document still has the owner and the lapsed expiry that were read. Null when the take-over
+     * matched nothing.
      */
-    private ClaimResult resolve(String key, String owner, Duration lease, MongoRecord existing) {
+    private ClaimResult resolve(MongoCollection<BsonDocument> on, String key, String owner, Duration lease,
+            MongoRecord existing) {
         long now = clock.millis();
         if (existing.liveAt(now)) {
+            if (existing.owner().equals(owner) && existing.state() == RecordState.IN_PROGRESS) {
+                return claim(key, owner, existing.expiresAt().toEpochMilli());
+            }
             return new Duplicate(key, existing.state(), existing.expiresAt(), existing.result());
         }
         long expiresAt = now + lease.toMillis();
@@ -218,7 +235,7 @@ public final class MongoDedupStore extends AbstractDedupStore {
                 Updates.set(MongoRecord.CREATED_AT, new BsonDateTime(now)),
                 Updates.unset(MongoRecord.COMPLETED_AT),
                 Updates.unset(MongoRecord.RESULT));
-        if (collection.updateOne(lapsed, takeOver).getMatchedCount() == 1) {
+        if (on.updateOne(lapsed, takeOver).getMatchedCount() == 1) {
             return claim(key, owner, expiresAt);
         }
         return null;
@@ -228,11 +245,15 @@ public final class MongoDedupStore extends AbstractDedupStore {
     protected List<ClaimResult> doClaimAll(List<String> keys, Duration lease) {
         // The batch inserts each distinct key once; repeats in the batch are duplicates of the first.
         Map<String, String> ownerByKey = ownersOfDistinctKeys(keys);
-        Map<String, ClaimResult> byKey = call("claimAll", () -> claimBatch(ownerByKey, lease));
+        ContentionRetry retry = ContentionRetry.within(timeout);
+        // Safe to run twice: a key the first try wrote comes back as a duplicate-key error carrying our own owner.
+        Map<String, ClaimResult> byKey = call("claimAll", () -> MongoRetryOnce.run(collection, deadline(retry),
+                (attempt, retried) -> claimBatch(attempt, ownerByKey, lease, retry)));
         return inInputOrder(keys, byKey);
     }
 
-    private Map<String, ClaimResult> claimBatch(Map<String, String> ownerByKey, Duration lease) {
+    private Map<String, ClaimResult> claimBatch(MongoCollection<BsonDocument> on, Map<String, String> ownerByKey,
+            Duration lease, ContentionRetry retry) {
         List<String> distinct = new ArrayList<>(ownerByKey.keySet());
         long now = clock.millis();
         long expiresAt = now + lease.toMillis();
@@ -242,7 +263,7 @@ public final class MongoDedupStore extends AbstractDedupStore {
         }
         Set<Integer> taken = new HashSet<>();
         try {
-            collection.insertMany(documents, new InsertManyOptions().ordered(false));
+            on.insertMany(documents, new InsertManyOptions().ordered(false));
         } catch (MongoBulkWriteException e) {
             // Which inserts failed comes from the per-document errors; the reported insertedCount is not trusted
             // (the test server gets it wrong on unordered batches).
@@ -270,7 +291,7 @@ public final class MongoDedupStore extends AbstractDedupStore {
             return results;
         }
         Map<String, BsonDocument> found = new HashMap<>();
-        for (BsonDocument document : collection.find(in(MongoRecord.ID, existingIds))) {
+        for (BsonDocument document : on.find(in(MongoRecord.ID, existingIds))) {
             found.put(document.getString(MongoRecord.ID).getValue(), document);
         }
         for (int i = 0; i < distinct.size(); i++) {
@@ -281,40 +302,68 @@ public final class MongoDedupStore extends AbstractDedupStore {
             String owner = ownerByKey.get(key);
             BsonDocument document = found.get(documentId(key));
             ClaimResult result = document == null ? null
-                    : resolve(key, owner, lease, MongoRecord.decode(document, collectionName));
+                    : resolve(on, key, owner, lease, MongoRecord.decode(document, collectionName));
             // Gone since the insert, or taken over by a racer: settle this key alone.
-            results.put(key, result != null ? result : claimOne(key, owner, lease, document == null));
+            results.put(key, result != null ? result : claimOne(on, key, owner, lease, document == null, retry));
         }
         return results;
     }
 
     @Override
     protected boolean doFinish(Claim claim, RecordState outcome, Duration retention, byte[] result) {
-        return call(outcome == RecordState.FAILED ? "fail" : "complete", () -> {
-            long now = clock.millis();
-            List<Bson> updates = new ArrayList<>(List.of(
-                    Updates.set(MongoRecord.STATE, new BsonString(outcome.name())),
-                    Updates.set(MongoRecord.EXPIRES_AT, new BsonDateTime(now + retention.toMillis())),
-                    Updates.set(MongoRecord.COMPLETED_AT, new BsonDateTime(now))));
-            updates.add(result == null ? Updates.unset(MongoRecord.RESULT)
-                    : Updates.set(MongoRecord.RESULT, new BsonBinary(result)));
-            return collection.updateOne(heldBy(claim, now), Updates.combine(updates)).getMatchedCount() == 1;
-        });
+        long now = clock.millis();
+        long expiresAt = now + retention.toMillis();
+        List<Bson> updates = new ArrayList<>(List.of(
+                Updates.set(MongoRecord.STATE, new BsonString(outcome.name())),
+                Updates.set(MongoRecord.EXPIRES_AT, new BsonDateTime(expiresAt)),
+                Updates.set(MongoRecord.COMPLETED_AT, new BsonDateTime(now))));
+        updates.add(result == null ? Updates.unset(MongoRecord.RESULT)
+                : Updates.set(MongoRecord.RESULT, new BsonBinary(result)));
+        return ownerChecked(outcome == RecordState.FAILED ? "fail" : "complete", claim,
+                (on, filter) -> on.updateOne(filter, Updates.combine(updates)).getMatchedCount() == 1,
+                stored -> stored != null && stored.state() == outcome && stored.expiresAt().toEpochMilli() == expiresAt,
+                now);
     }
 
     @Override
     protected boolean doRelease(Claim claim) {
-        return call("release", () -> collection.deleteOne(heldBy(claim, clock.millis())).getDeletedCount() == 1);
+        // A retried delete whose first try went through finds the document gone: the key is free, as asked.
+        return ownerChecked("release", claim, (on, filter) -> on.deleteOne(filter).getDeletedCount() == 1,
+                stored -> stored == null, clock.millis());
     }
 
     @Override
     protected boolean doExtend(Claim claim, Duration lease) {
-        return call("extend", () -> {
-            long now = clock.millis();
-            return collection.updateOne(heldBy(claim, now),
-                    Updates.set(MongoRecord.EXPIRES_AT, new BsonDateTime(now + lease.toMillis())))
-                    .getMatchedCount() == 1;
-        });
+        long now = clock.millis();
+        long expiresAt = now + lease.toMillis();
+        return ownerChecked("extend", claim, (on, filter) -> on.updateOne(filter,
+                Updates.set(MongoRecord.EXPIRES_AT, new BsonDateTime(expiresAt))).getMatchedCount() == 1,
+                stored -> stored != null && stored.state() == RecordState.IN_PROGRESS
+                        && stored.expiresAt().toEpochMilli() == expiresAt,
+                now);
+    }
+
+    /**
+     * One write filtered by {@link #heldBy}, run again once after a broken connection. When the second try matches
+     * nothing, the first may have been applied: the call succeeded iff the document shows exactly what it asked for
+     * ({@code applied}, given the document still carrying this claim's owner, or null when there is none).
+     */
+    private boolean ownerChecked(String operation, Claim claim,
+            BiPredicate<MongoCollection<BsonDocument>, BsonDocument> write,
+            Predicate<MongoRecord> applied, long now) {
+        BsonDocument filter = heldBy(claim, now);
+        long deadline = System.nanoTime() + timeout.toNanos();
+        return call(operation, () -> MongoRetryOnce.run(collection, deadline, (on, retried) -> {
+            if (write.test(on, filter)) {
+                return true;
+            }
+            if (!retried) {
+                return false;
+            }
+            BsonDocument found = on.find(eq(MongoRecord.ID, documentId(claim.key()))).first();
+            MongoRecord stored = found == null ? null : MongoRecord.decode(found, collectionName);
+            return (stored == null || stored.owner().equals(claim.owner())) && applied.test(stored);
+        }));
     }
 
     @Override
@@ -328,6 +377,10 @@ public final class MongoDedupStore extends AbstractDedupStore {
                 .append(MongoRecord.OWNER, new BsonString(claim.owner()))
                 .append(MongoRecord.STATE, new BsonString(MongoRecord.IN_PROGRESS))
                 .append(MongoRecord.EXPIRES_AT, new BsonDocument("$gt", new BsonDateTime(now)));
+    }
+
+    private static long deadline(ContentionRetry retry) {
+        return System.nanoTime() + retry.remainingNanos();
     }
 
     private Claim claim(String key, String owner, long expiresAt) {

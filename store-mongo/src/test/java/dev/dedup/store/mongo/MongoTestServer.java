@@ -1,7 +1,10 @@
 package dev.dedup.store.mongo;
 
+import com.mongodb.ConnectionString;
+import com.mongodb.ServerAddress;
 import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
+import java.net.InetSocketAddress;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -65,6 +68,12 @@ final class MongoTestServer implements AutoCloseable {
     /** {@code mongodb://host:port}, without a trailing slash or path. */
     String url() {
         return externalUrl != null ? externalUrl : "mongodb://127.0.0.1:" + port;
+    }
+
+    /** The server's host and port, for a fault proxy to forward to. */
+    InetSocketAddress address() {
+        ServerAddress first = new ServerAddress(new ConnectionString(url()).getHosts().get(0));
+        return new InetSocketAddress(first.getHost(), first.getPort());
     }
 
     boolean inProcess() {

@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.StringJoiner;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
@@ -67,7 +68,7 @@ public final class RedisDedupStoreProvider implements DedupStoreProvider {
     private static DedupStore openStandalone(StoreUri uri, String scheme, Duration timeout) {
         RedisURI redisUri = RedisURI.create(scheme + ":" + uri.location() + lettuceQuery(uri));
         redisUri.setTimeout(timeout);
-        RedisClient client = RedisClient.create(redisUri);
+        RedisClient client = RedisClient.create(RedisReconnect.resources(), redisUri);
         client.setOptions(ClientOptions.builder()
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                 .timeoutOptions(TimeoutOptions.enabled(timeout))
@@ -97,7 +98,7 @@ public final class RedisDedupStoreProvider implements DedupStoreProvider {
             seed.setTimeout(timeout);
             seeds.add(seed);
         }
-        RedisClusterClient client = RedisClusterClient.create(seeds);
+        RedisClusterClient client = RedisClusterClient.create(RedisReconnect.resources(), seeds);
         client.setOptions(ClusterClientOptions.builder()
                 // Node connections open lazily, so rejecting while disconnected would fail the first command to
                 // each node; instead queue briefly, bounded, and let the store's timeout cancel what waits too long.
@@ -120,7 +121,10 @@ public final class RedisDedupStoreProvider implements DedupStoreProvider {
     /** Connects and builds the store; the store owns the client from then on, and any failure shuts it down. */
     private static DedupStore connect(AbstractRedisClient client, Supplier<Connected> connector, StoreUri uri,
             Duration timeout) {
-        Runnable shutdown = () -> client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        Runnable shutdown = () -> {
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            client.getResources().shutdown(0, 2, TimeUnit.SECONDS); // given to the client, so not shut down by it
+        };
         try {
             Connected connected = connector.get();
             return configure(connected.builder(), uri, timeout, () -> {

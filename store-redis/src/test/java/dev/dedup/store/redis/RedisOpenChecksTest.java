@@ -57,7 +57,7 @@ class RedisOpenChecksTest {
     }
 
     @Test
-    @DisplayName("an evicting maxmemory-policy fails at open, naming it; allowEvictingMemoryPolicy opens with a warning")
+    @DisplayName("an evicting maxmemory-policy fails at open, naming it; the builder opt-in opens with a warning")
     void evictingPolicyFailsAtOpen() {
         String before = admin.configGet("maxmemory-policy").get("maxmemory-policy");
         try {

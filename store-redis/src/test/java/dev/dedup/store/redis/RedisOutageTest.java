@@ -31,7 +31,8 @@ class RedisOutageTest {
     @Test
     @DisplayName("after an outage longer than 10 s, a store opened by URI serves within 1 s of the server's return")
     void recoversQuicklyAfterALongOutage() throws Exception {
-        try (DedupStore store = DedupStores.open(RedisTestSupport.standaloneUrl() + "?namespace=long-outage&timeout=1s")) {
+        String uri = RedisTestSupport.standaloneUrl() + "?namespace=long-outage&timeout=1s";
+        try (DedupStore store = DedupStores.open(uri)) {
             assertThat(store.claim("before-" + System.nanoTime(), Duration.ofMinutes(1))).isInstanceOf(Claim.class);
 
             ServerOutages.pause("redis");

@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The base every store extends: it checks every argument once, here, so all backends reject bad input alike and
@@ -21,7 +22,7 @@ import java.util.UUID;
  */
 public abstract class AbstractDedupStore implements DedupStore {
     private final String namespace;
-    private volatile boolean closed;
+    private final AtomicBoolean closed = new AtomicBoolean();
 
     protected AbstractDedupStore(String namespace) {
         this.namespace = DedupLimits.checkNamespace(namespace);
@@ -86,8 +87,7 @@ public abstract class AbstractDedupStore implements DedupStore {
 
     @Override
     public final void close() {
-        if (!closed) {
-            closed = true;
+        if (closed.compareAndSet(false, true)) { // concurrent closes: exactly one runs doClose
             doClose();
         }
     }
@@ -158,7 +158,7 @@ public abstract class AbstractDedupStore implements DedupStore {
     }
 
     private void checkOpen() {
-        if (closed) {
+        if (closed.get()) {
             throw new IllegalStateException("this dedup store (namespace '" + namespace + "') is closed");
         }
     }

@@ -8,43 +8,33 @@ import dev.dedup.Duplicate;
 import dev.dedup.RecordState;
 import dev.dedup.spi.AbstractDedupStore;
 import io.lettuce.core.RedisFuture;
-import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.SetArgs;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
-import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.codec.StringCodec;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-
-import java.util.HexFormat;
-import java.util.LinkedHashMap;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.function.Function;
 import java.util.regex.Pattern;
 
 /**
  * A {@link dev.dedup.spi.DedupStore} on Redis, standalone or Cluster, through Lettuce.
  *
- * <p>A claim is one command, {@code SET key record NX PX lease GET}: it sets the key only if absent, with a
- * server-side expiry, and returns the existing record when the key is taken, so a duplicate's state and result
- * come back in the same round trip. Never SETNX then EXPIRE: a crash between them leaves a key that never expires.
- * Redis's own clock enforces every expiry; the instants reported in claims are this process's estimate.
- * Complete, release and extend are Lua scripts that check the owner token and write in one atomic step.
+ * <p>Every operation is one Lua script (see {@link RedisScripts}): a claim sets the key only if absent, with a
+ * server-side expiry, and returns the existing record and its remaining time when the key is taken, so a
+ * duplicate's state, result and expiry come back in the same round trip. Every expiry the store reports is the one
+ * Redis enforces, read from Redis's own clock. A call whose reply is lost to a dropped connection is sent again
+ * within the timeout and recognises its own owner's earlier outcome.
  *
  * <pre>{@code
  * StatefulRedisConnection<String, byte[]> connection = redisClient.connect(RedisDedupStore.CODEC);
@@ -55,46 +45,39 @@ public final class RedisDedupStore extends AbstractDedupStore {
     /** The codec the store's connection must use: UTF-8 keys, binary values. */
     public static final RedisCodec<String, byte[]> CODEC = RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE);
 
-    private static final Pattern PREFIX = Pattern.compile("[A-Za-z0-9._:-]{1,64}");
+    // No ':' (the separator) and no braces: 'a:b' + namespace 'c' would share keys with 'a' + namespace 'b:c'.
+    private static final Pattern PREFIX = Pattern.compile("[A-Za-z0-9._-]{1,64}");
+    private static final byte[] FIRST = {'0'};
+    private static final byte[] RESEND = {'1'};
 
-    private final RedisClusterAsyncCommands<String, byte[]> commands;
-    private final Function<String, RedisClusterAsyncCommands<String, byte[]>> nodeOfKey;
+    private final RedisTopology topology;
     private final String keyPrefix;
-    private final Duration timeout;
+    private final RedisCalls calls;
     private final int replicas;
     private final Duration replicaTimeout;
-    private final Clock clock;
     private final Runnable onClose;
-    private final String replaceSha = sha1(RedisScripts.REPLACE);
-    private final String deleteSha = sha1(RedisScripts.DELETE);
 
     private RedisDedupStore(Builder builder) {
         super(builder.namespace);
-        this.commands = builder.commands;
-        this.nodeOfKey = builder.nodeOfKey;
+        this.topology = builder.topology;
         String namespacePart = builder.hashTagNamespace ? "{" + builder.namespace + "}" : builder.namespace;
         this.keyPrefix = builder.keyPrefix + ":" + namespacePart + ":";
-        this.timeout = builder.timeout;
+        this.calls = new RedisCalls(builder.timeout);
         this.replicas = builder.replicas;
         this.replicaTimeout = builder.replicaTimeout;
-        this.clock = builder.clock;
         this.onClose = builder.onClose;
     }
 
     /** A store on a standalone connection opened with {@link #CODEC}; the connection stays the caller's. */
     public static Builder builder(StatefulRedisConnection<String, byte[]> connection) {
         Objects.requireNonNull(connection, "connection");
-        return new Builder(connection.async(), key -> connection.async());
+        return new Builder(RedisTopology.standalone(connection));
     }
 
     /** A store on a Redis Cluster connection opened with {@link #CODEC}; the connection stays the caller's. */
     public static Builder builder(StatefulRedisClusterConnection<String, byte[]> connection) {
         Objects.requireNonNull(connection, "connection");
-        // WAIT counts the replicas of the node that took the write, on that node's own connection.
-        return new Builder(connection.async(), key -> {
-            RedisClusterNode master = connection.getPartitions().getMasterBySlot(SlotHash.getSlot(key));
-            return connection.getConnection(master.getNodeId()).async();
-        });
+        return new Builder(RedisTopology.cluster(connection));
     }
 
     /** The Redis key that holds {@code key}: {@code prefix:namespace:key}, or {@code prefix:{namespace}:key}. */
@@ -104,76 +87,139 @@ public final class RedisDedupStore extends AbstractDedupStore {
 
     @Override
     protected ClaimResult doClaim(String key, String owner, Duration lease) {
-        return finish(key, owner, send(key, owner, lease));
+        long deadline = calls.deadline();
+        RedisClusterAsyncCommands<String, byte[]> commands = claimConnection(key);
+        ClaimResult result = claimOn(commands, key, owner, lease, deadline, false);
+        if (result instanceof Claim claim && replicas > 0) {
+            awaitReplicas(commands, List.of(claim));
+        }
+        return result;
     }
 
     @Override
     protected List<ClaimResult> doClaimAll(List<String> keys, Duration lease) {
-        // All SETs go out before any reply is awaited: Lettuce pipelines them, one round trip per node touched.
         Map<String, String> ownerByKey = ownersOfDistinctKeys(keys);
-        Map<String, Pending> sent = new LinkedHashMap<>();
-        ownerByKey.forEach((key, owner) -> sent.put(key, send(key, owner, lease)));
-        Map<String, ClaimResult> byKey = new LinkedHashMap<>();
-        sent.forEach((key, pending) -> byKey.put(key, finish(key, ownerByKey.get(key), pending)));
-
+        RedisClaimBatch batch = new RedisClaimBatch(this, ownerByKey, lease, calls.deadline());
+        Map<String, ClaimResult> byKey = batch.run();
         return inInputOrder(keys, byKey);
     }
 
-    /** A SET on its way, with the expiry its record carries. */
-    private record Pending(RedisFuture<byte[]> reply, Instant expiresAt) {}
-
-    private Pending send(String key, String owner, Duration lease) {
-        // Whole milliseconds, as the record stores it: the claim reports exactly what a duplicate will read back.
-        Instant expiresAt = Instant.ofEpochMilli(clock.millis() + lease.toMillis());
-        byte[] record = RedisRecord.inProgress(owner, expiresAt).encode();
-        return new Pending(commands.setGet(redisKey(key), record, SetArgs.Builder.nx().px(lease.toMillis())),
-                expiresAt);
+    /** The connection a claim goes on: the key's master itself when WAIT must follow the write. */
+    RedisClusterAsyncCommands<String, byte[]> claimConnection(String key) {
+        return replicas > 0 ? topology.writerOf(redisKey(key)) : topology.routed();
     }
 
-    private ClaimResult finish(String key, String owner, Pending pending) {
-        byte[] previous = await(pending.reply(), "claim");
-        if (previous != null) {
-            RedisRecord existing = RedisRecord.decode(previous);
-            return new Duplicate(key, existing.state(), existing.expiresAt(), existing.result());
+    /** Sends a claim without waiting for it (a batch sends all before reading any reply). */
+    RedisFuture<List<Object>> sendClaim(RedisClusterAsyncCommands<String, byte[]> commands, String key, String owner,
+            Duration lease) {
+        return calls.send(commands, RedisScripts.CLAIM, ScriptOutputType.MULTI, redisKey(key),
+                claimArguments(owner, lease), false);
+    }
+
+    /** Claims one key, resending after a lost reply; {@code resend} when an earlier attempt may have run. */
+    ClaimResult claimOn(RedisClusterAsyncCommands<String, byte[]> commands, String key, String owner, Duration lease,
+            long deadline, boolean resend) {
+        List<Object> reply = calls.run(commands, RedisScripts.CLAIM, ScriptOutputType.MULTI, redisKey(key),
+                again -> claimArguments(owner, lease), "claim", deadline, resend);
+        return claimResult(key, owner, reply);
+    }
+
+    /** Reads a claim script's reply: {won, server expiry[, existing record]}. */
+    ClaimResult claimResult(String key, String owner, List<Object> reply) {
+        boolean won = (Long) reply.get(0) == 1L;
+        long expiry = (Long) reply.get(1);
+        if (won) {
+            return new Claim(namespace(), key, owner, Instant.ofEpochMilli(expiry));
         }
-        Claim claim = new Claim(namespace(), key, owner, pending.expiresAt());
-        if (replicas > 0) {
-            awaitReplicas(claim);
+        RedisRecord existing = RedisRecord.decode((byte[]) reply.get(2));
+        // A key someone persisted has no TTL (-1): report the expiry its record carries.
+        Instant expiresAt = expiry >= 0 ? Instant.ofEpochMilli(expiry) : existing.expiresAt();
+        return new Duplicate(key, existing.state(), expiresAt, existing.result());
+    }
+
+    private static byte[][] claimArguments(String owner, Duration lease) {
+        return new byte[][] {ascii(owner), millis(lease)};
+    }
+
+    /**
+     * Fails the claims, and frees their keys, unless enough replicas acknowledged them in time. One WAIT per
+     * connection covers every earlier write on it, so a batch waits once per node.
+     */
+    void awaitReplicas(RedisClusterAsyncCommands<String, byte[]> commands, List<Claim> claims) {
+        Long acknowledged;
+        try {
+            acknowledged = calls.await(commands.waitForReplication(replicas, replicaTimeout.toMillis()),
+                    System.nanoTime() + replicaTimeout.plus(calls.timeout()).toNanos());
+        } catch (ExecutionException | TimeoutException | RuntimeException e) {
+            releaseQuietly(claims);
+            throw RedisErrors.translate("claim (WAIT)", e instanceof ExecutionException ? e.getCause() : e);
         }
-        return claim;
-    }
-
-    private byte[] recordOf(String owner, Duration lease) {
-        return RedisRecord.inProgress(owner, clock.instant().plus(lease)).encode();
-    }
-
-    /** Fails the claim, and frees the key, unless enough replicas acknowledged it in time. */
-    private void awaitReplicas(Claim claim) {
-        String redisKey = redisKey(claim.key());
-        Long acknowledged = await(nodeOfKey.apply(redisKey).waitForReplication(replicas, replicaTimeout.toMillis()),
-                "claim (WAIT)");
         if (acknowledged == null || acknowledged < replicas) {
-            doRelease(claim);
+            releaseQuietly(claims);
             throw new DedupStoreException("Redis dedup store claim reached " + acknowledged + " of " + replicas
                     + " replicas within " + replicaTimeout + "; the claim was released", null, true);
         }
     }
 
-    @Override
-    protected boolean doFinish(Claim claim, RecordState outcome, Duration retention, byte[] payload) {
-        byte[] record = new RedisRecord(outcome, clock.instant().plus(retention), claim.owner(), payload).encode();
-        return script(replaceSha, RedisScripts.REPLACE, claim, outcome == RecordState.FAILED ? "fail" : "complete",
-                record, millis(retention));
+    /** Releases claims this store just won, best effort; returns the keys it could not release. */
+    List<String> releaseQuietly(List<Claim> claims) {
+        List<String> stillHeld = new ArrayList<>();
+        for (Claim claim : claims) {
+            try {
+                doRelease(claim);
+            } catch (RuntimeException e) {
+                stillHeld.add(claim.key());
+            }
+        }
+        return stillHeld;
+    }
+
+    /** Groups claims by the connection they went on, to WAIT once per connection. */
+    static Map<RedisClusterAsyncCommands<String, byte[]>, List<Claim>> byConnection(
+            Map<Claim, RedisClusterAsyncCommands<String, byte[]>> connectionOf) {
+        Map<RedisClusterAsyncCommands<String, byte[]>, List<Claim>> groups = new IdentityHashMap<>();
+        connectionOf.forEach((claim, commands) -> groups.computeIfAbsent(commands, c -> new ArrayList<>()).add(claim));
+        return groups;
+    }
+
+    boolean waitsForReplicas() {
+        return replicas > 0;
+    }
+
+    RedisCalls calls() {
+        return calls;
     }
 
     @Override
-    protected boolean doRelease(Claim claim) {
-        return script(deleteSha, RedisScripts.DELETE, claim, "release");
+    protected boolean doFinish(Claim claim, RecordState outcome, Duration retention, byte[] payload) {
+        String operation = outcome == RecordState.FAILED ? "fail" : "complete";
+        return replace(claim, outcome, retention, payload, operation);
     }
 
     @Override
     protected boolean doExtend(Claim claim, Duration lease) {
-        return script(replaceSha, RedisScripts.REPLACE, claim, "extend", recordOf(claim.owner(), lease), millis(lease));
+        return replace(claim, RecordState.IN_PROGRESS, lease, null, "extend");
+    }
+
+    @Override
+    protected boolean doRelease(Claim claim) {
+        byte[] owner = ascii(claim.owner());
+        Long done = calls.run(topology.routed(), RedisScripts.RELEASE, ScriptOutputType.INTEGER,
+                redisKey(claim.key()), resend -> new byte[][] {owner, resend ? RESEND : FIRST}, "release",
+                calls.deadline(), false);
+        return done != null && done == 1L;
+    }
+
+    private boolean replace(Claim claim, RecordState state, Duration ttl, byte[] payload, String operation) {
+        byte[] owner = ascii(claim.owner());
+        byte[] code = RedisRecord.code(state);
+        byte[] millis = millis(ttl);
+        Long done = calls.run(topology.routed(), RedisScripts.REPLACE, ScriptOutputType.INTEGER,
+                redisKey(claim.key()), resend -> payload == null
+                        ? new byte[][] {owner, code, millis, resend ? RESEND : FIRST}
+                        : new byte[][] {owner, code, millis, resend ? RESEND : FIRST, payload},
+                operation, calls.deadline(), false);
+        return done != null && done == 1L;
     }
 
     @Override
@@ -181,79 +227,28 @@ public final class RedisDedupStore extends AbstractDedupStore {
         onClose.run();
     }
 
-    /** Runs a script by its hash; a server that has not cached it yet (NOSCRIPT) gets the source once. */
-    private boolean script(String sha, String source, Claim claim, String operation, byte[]... extra) {
-        String[] keys = {redisKey(claim.key())};
-        byte[][] args = new byte[extra.length + 1][];
-        args[0] = claim.owner().getBytes(StandardCharsets.US_ASCII);
-        System.arraycopy(extra, 0, args, 1, extra.length);
-        Long done;
-        try {
-            done = awaitRaw(commands.evalsha(sha, ScriptOutputType.INTEGER, keys, args));
-        } catch (ExecutionException e) {
-            if (!(e.getCause() instanceof RedisNoScriptException)) {
-                throw RedisErrors.translate(operation, e.getCause());
-            }
-            done = await(commands.eval(source, ScriptOutputType.INTEGER, keys, args), operation);
-        } catch (TimeoutException e) {
-            throw RedisErrors.translate(operation, e);
-        }
-        return done != null && done == 1L;
-    }
-
-    private <T> T await(RedisFuture<T> future, String operation) {
-        try {
-            return awaitRaw(future);
-        } catch (ExecutionException e) {
-            throw RedisErrors.translate(operation, e.getCause());
-        } catch (TimeoutException e) {
-            throw RedisErrors.translate(operation, e);
-        }
-    }
-
-    private <T> T awaitRaw(RedisFuture<T> future) throws ExecutionException, TimeoutException {
-        try {
-            return future.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (TimeoutException e) {
-            future.cancel(true); // do not leave it queued while the server is away
-            throw e;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            future.cancel(true);
-            throw new DedupStoreException("Redis dedup store call interrupted", e, true);
-        }
+    private static byte[] ascii(String text) {
+        return text.getBytes(StandardCharsets.US_ASCII);
     }
 
     private static byte[] millis(Duration duration) {
-        return Long.toString(duration.toMillis()).getBytes(StandardCharsets.US_ASCII);
+        return ascii(Long.toString(duration.toMillis()));
     }
 
-    private static String sha1(String script) {
-        try {
-            byte[] digest = MessageDigest.getInstance("SHA-1").digest(script.getBytes(StandardCharsets.UTF_8));
-            return HexFormat.of().formatHex(digest);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-1 is required on every Java platform", e);
-        }
-    }
-
-    /** Settings for a {@link RedisDedupStore}; each setter checks its value at once. */
+    /** Settings for a {@link RedisDedupStore}; each setter checks its value at once, {@link #build()} the server. */
     public static final class Builder {
-        private final RedisClusterAsyncCommands<String, byte[]> commands;
-        private final Function<String, RedisClusterAsyncCommands<String, byte[]>> nodeOfKey;
+        private final RedisTopology topology;
         private String namespace = DedupLimits.DEFAULT_NAMESPACE;
         private String keyPrefix = "dedup";
         private boolean hashTagNamespace;
         private Duration timeout = Duration.ofSeconds(2);
         private int replicas;
         private Duration replicaTimeout = Duration.ofMillis(100);
-        private Clock clock = Clock.systemUTC();
+        private boolean allowEvictingMemoryPolicy;
         private Runnable onClose = () -> {};
 
-        private Builder(RedisClusterAsyncCommands<String, byte[]> commands,
-                Function<String, RedisClusterAsyncCommands<String, byte[]>> nodeOfKey) {
-            this.commands = commands;
-            this.nodeOfKey = nodeOfKey;
+        private Builder(RedisTopology topology) {
+            this.topology = topology;
         }
 
         public Builder namespace(String namespace) {
@@ -261,10 +256,11 @@ public final class RedisDedupStore extends AbstractDedupStore {
             return this;
         }
 
-        /** The first part of every key (default {@code dedup}): 1 to 64 of {@code A-Z a-z 0-9 . _ : -}. */
+        /** The first part of every key (default {@code dedup}): 1 to 64 of {@code A-Z a-z 0-9 . _ -}. */
         public Builder keyPrefix(String keyPrefix) {
             if (keyPrefix == null || !PREFIX.matcher(keyPrefix).matches()) {
-                throw new IllegalArgumentException("keyPrefix must be 1 to 64 of A-Z a-z 0-9 . _ : -, but was "
+                throw new IllegalArgumentException("keyPrefix must be 1 to 64 of A-Z a-z 0-9 . _ - (no ':', which"
+                        + " separates the prefix from the namespace), but was "
                         + (keyPrefix == null ? "null" : "'" + keyPrefix + "'"));
             }
             this.keyPrefix = keyPrefix;
@@ -280,7 +276,10 @@ public final class RedisDedupStore extends AbstractDedupStore {
             return this;
         }
 
-        /** How long one call may take before it fails with a retryable DedupStoreException (default 2 s). */
+        /**
+         * How long one call may take, resends after a lost reply included, before it fails with a retryable
+         * DedupStoreException (default 2 s).
+         */
         public Builder timeout(Duration timeout) {
             Objects.requireNonNull(timeout, "timeout");
             if (timeout.compareTo(Duration.ofMillis(10)) < 0 || timeout.compareTo(Duration.ofMinutes(5)) > 0) {
@@ -291,9 +290,10 @@ public final class RedisDedupStore extends AbstractDedupStore {
         }
 
         /**
-         * After each won claim, waits (Redis {@code WAIT}) until {@code replicas} replicas have it, at most
-         * {@code timeout}; fewer fails the claim (and frees the key). This narrows, but cannot close, the window
-         * in which a failover loses a claim: replication stays asynchronous. Default 0: no waiting.
+         * After each won claim, waits (Redis {@code WAIT}, on the connection that made the write) until
+         * {@code replicas} replicas have it, at most {@code timeout}; fewer fails the claim (and frees the key). This
+         * narrows, but cannot close, the window in which a failover loses a claim: replication stays asynchronous.
+         * Default 0: no waiting.
          */
         public Builder waitForReplicas(int replicas, Duration timeout) {
             if (replicas < 0 || replicas > 16) {
@@ -308,9 +308,12 @@ public final class RedisDedupStore extends AbstractDedupStore {
             return this;
         }
 
-        /** The clock for the expiry instants the store reports (Redis enforces expiry on its own clock). */
-        public Builder clock(Clock clock) {
-            this.clock = Objects.requireNonNull(clock, "clock");
+        /**
+         * Opens even on a server whose {@code maxmemory-policy} may evict keys (anything but {@code noeviction}),
+         * logging a warning: an evicted claim lets its message run twice. Default false: {@link #build()} fails.
+         */
+        public Builder allowEvictingMemoryPolicy(boolean allow) {
+            this.allowEvictingMemoryPolicy = allow;
             return this;
         }
 
@@ -320,9 +323,15 @@ public final class RedisDedupStore extends AbstractDedupStore {
             return this;
         }
 
+        /**
+         * Checks every master (version, memory policy, Cluster mode; one {@code INFO} each) and builds the store.
+         *
+         * @throws dev.dedup.DedupConfigurationException when a server cannot serve the store safely
+         * @throws DedupStoreException when a server cannot be reached (retryable)
+         */
         public RedisDedupStore build() {
+            new RedisServerProbe(topology, timeout).check(allowEvictingMemoryPolicy);
             return new RedisDedupStore(this);
         }
     }
-
 }

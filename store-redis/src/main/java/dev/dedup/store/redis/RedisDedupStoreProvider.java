@@ -22,6 +22,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
@@ -29,7 +30,7 @@ import java.util.function.Supplier;
  * {@code redis-cluster://host1:7001,host2:7002} or {@code rediss-cluster://...}. dedup's parameters:
  * {@code namespace}, {@code prefix} (default {@code dedup}), {@code hashTag} (true puts the namespace in a hash
  * tag), {@code timeout} (default 2s, in [10ms, 5m]), {@code replicas} (in [0, 16]) and {@code replicaTimeout} (WAIT
- * after each claim). The client's: {@code database} (else the path, {@code redis://host/3}; standalone only),
+ * after each claim), {@code allowEvictingMemoryPolicy} (default false: a server that may evict keys is refused). The client's: {@code database} (else the path, {@code redis://host/3}; standalone only),
  * {@code clientName} and {@code verifyPeer} ({@code NONE}, {@code CA} or {@code FULL}, for TLS). The client is
  * configured from these values; the URI is never handed to Lettuce to parse, since its parser ignores unknown or
  * malformed parameters.
@@ -47,6 +48,7 @@ public final class RedisDedupStoreProvider implements DedupStoreProvider {
     private static final UriParameters PARAMETERS = UriParameters.builder()
             .text("prefix", null)
             .bool("hashTag", false)
+            .bool("allowEvictingMemoryPolicy", false)
             .duration("timeout", Duration.ofSeconds(2), Duration.ofMillis(10), Duration.ofMinutes(5))
             .integer("replicas", 0, 0, 16)
             .duration("replicaTimeout", Duration.ofMillis(100), Duration.ofMillis(1), Duration.ofMinutes(5))
@@ -134,7 +136,7 @@ public final class RedisDedupStoreProvider implements DedupStoreProvider {
     }
 
     private static DedupStore openStandalone(StoreUri uri, List<RedisURI> nodes, Duration timeout) {
-        RedisClient client = RedisClient.create(nodes.get(0));
+        RedisClient client = RedisClient.create(RedisReconnect.resources(), nodes.get(0));
         client.setOptions(ClientOptions.builder()
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                 .timeoutOptions(TimeoutOptions.enabled(timeout))
@@ -146,7 +148,7 @@ public final class RedisDedupStoreProvider implements DedupStoreProvider {
     }
 
     private static DedupStore openCluster(StoreUri uri, List<RedisURI> seeds, Duration timeout) {
-        RedisClusterClient client = RedisClusterClient.create(seeds);
+        RedisClusterClient client = RedisClusterClient.create(RedisReconnect.resources(), seeds);
         client.setOptions(ClusterClientOptions.builder()
                 // Node connections open lazily, so rejecting while disconnected would fail the first command to
                 // each node; instead queue briefly, bounded, and let the store's timeout cancel what waits too long.
@@ -169,7 +171,10 @@ public final class RedisDedupStoreProvider implements DedupStoreProvider {
     /** Connects and builds the store; the store owns the client from then on, and any failure shuts it down. */
     private static DedupStore connect(AbstractRedisClient client, Supplier<Connected> connector, StoreUri uri,
             Duration timeout) {
-        Runnable shutdown = () -> client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        Runnable shutdown = () -> {
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            client.getResources().shutdown(0, 2, TimeUnit.SECONDS); // given to the client, so not shut down by it
+        };
         try {
             Connected connected = connector.get();
             return configure(connected.builder(), uri, timeout, () -> {
@@ -188,6 +193,7 @@ public final class RedisDedupStoreProvider implements DedupStoreProvider {
             builder.namespace(uri.namespace()).timeout(timeout).onClose(onClose);
             uri.text("prefix").ifPresent(builder::keyPrefix);
             builder.hashTagNamespace(uri.bool("hashTag"));
+            builder.allowEvictingMemoryPolicy(uri.bool("allowEvictingMemoryPolicy"));
             int replicas = uri.integer("replicas");
             if (replicas > 0) {
                 builder.waitForReplicas(replicas, uri.duration("replicaTimeout"));

@@ -29,13 +29,16 @@ final class RedisErrors {
 
     /**
      * By the Redis error code, the reply's first word: a wrong type or a refused permission stays so; CLUSTERDOWN,
-     * TRYAGAIN, LOADING, READONLY and the like pass with a failover.
+     * TRYAGAIN, LOADING, READONLY and the like pass with a failover. The generic code ERR is permanent only for a
+     * command the server does not understand (an older server, a renamed command): a retry gets the same answer.
      */
-    private static boolean isPermanent(RedisCommandExecutionException refused) {
+    static boolean isPermanent(RedisCommandExecutionException refused) {
         String reply = refused.getMessage() == null ? "" : refused.getMessage();
         String code = reply.contains(" ") ? reply.substring(0, reply.indexOf(' ')) : reply;
         return switch (code) {
             case "WRONGTYPE", "NOPERM", "NOAUTH", "WRONGPASS" -> true;
+            case "ERR" -> reply.startsWith("ERR syntax error") || reply.startsWith("ERR unknown command")
+                    || reply.startsWith("ERR wrong number of arguments") || reply.startsWith("ERR unknown subcommand");
             default -> false;
         };
     }

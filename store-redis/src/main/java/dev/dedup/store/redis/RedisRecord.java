@@ -7,11 +7,12 @@ import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 
 /**
- * The value stored under a key, in one compact binary string the Lua scripts can check with {@code string.sub}:
+ * The value stored under a key, in one compact binary string the Lua scripts write and check with
+ * {@code string.sub}:
  *
  * <pre>
  * byte 0       state: 'P' in progress, 'C' completed, 'F' failed
- * bytes 1-8    expiry, epoch milliseconds, big-endian (for reporting; Redis's PX enforces it)
+ * bytes 1-8    expiry, epoch milliseconds on the server's clock, big-endian (PX enforces it)
  * bytes 9-44   owner token (36 ASCII characters)
  * byte 45      1 if a result follows, else 0
  * bytes 46-    the result
@@ -24,24 +25,9 @@ record RedisRecord(RecordState state, Instant expiresAt, String owner, byte[] re
     /** The first byte of a record, by {@link RecordState#ordinal()}: P(rogress), C(ompleted), F(ailed). */
     private static final byte[] STATE_CODES = {'P', 'C', 'F'};
 
-    static RedisRecord inProgress(String owner, Instant expiresAt) {
-        return new RedisRecord(RecordState.IN_PROGRESS, expiresAt, owner, null);
-    }
-
-    byte[] encode() {
-        byte[] ownerBytes = owner.getBytes(StandardCharsets.US_ASCII);
-        if (ownerBytes.length != OWNER_LENGTH) {
-            throw new IllegalStateException("owner tokens are " + OWNER_LENGTH + " characters, but was " + owner);
-        }
-        ByteBuffer buffer = ByteBuffer.allocate(HEADER + (result == null ? 0 : result.length));
-        buffer.put(STATE_CODES[state.ordinal()]);
-        buffer.putLong(expiresAt.toEpochMilli());
-        buffer.put(ownerBytes);
-        buffer.put((byte) (result == null ? 0 : 1));
-        if (result != null) {
-            buffer.put(result);
-        }
-        return buffer.array();
+    /** The one-byte code the scripts write for {@code state}. */
+    static byte[] code(RecordState state) {
+        return new byte[] {STATE_CODES[state.ordinal()]};
     }
 
     static RedisRecord decode(byte[] value) {

@@ -1,24 +1,90 @@
 package dev.dedup.store.redis;
 
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+
 /**
- * The owner-checked operations, each one Lua script so the check and the write are atomic on the server: a stale
- * owner can never overwrite or delete the record of the owner that took over. Byte 1 of a record is its state and
- * bytes 10-45 (1-based, as Lua counts) its owner; see {@link RedisRecord}. An expired key reads as absent, so a
- * lapsed lease fails every check.
+ * Every operation is one Lua script, so the check, the write and the reading of the server's clock are one atomic
+ * step: a stale owner can never overwrite or delete the record of the owner that took over, and every expiry is
+ * computed from Redis's own {@code TIME}, the clock that enforces it. Byte 1 of a record is its state, bytes 2-9
+ * its expiry and bytes 10-45 (1-based, as Lua counts) its owner; see {@link RedisRecord}. An expired key reads as
+ * absent, so a lapsed lease fails every check. In-progress ('P') is the only state that can change; completed
+ * ('C') and failed ('F') are terminal.
  */
 final class RedisScripts {
     private RedisScripts() {}
 
-    private static final String HELD_BY_OWNER = "local v = redis.call('GET', KEYS[1])\n"
-            + "if not v or string.sub(v, 1, 1) ~= 'P' or string.sub(v, 10, 45) ~= ARGV[1] then return 0 end\n";
+    /** A script's source and the SHA-1 that EVALSHA names it by. */
+    record Script(String source, String sha) {
+        Script(String source) {
+            this(source, sha1(source));
+        }
+    }
 
-    /** KEYS[1] key; ARGV[1] owner, ARGV[2] the new record, ARGV[3] its time to live in ms. */
-    static final String REPLACE = HELD_BY_OWNER
-            + "redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])\n"
-            + "return 1\n";
+    private static final String NOW = "local t = redis.call('TIME')\n"
+            + "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n";
 
-    /** KEYS[1] key; ARGV[1] owner. */
-    static final String DELETE = HELD_BY_OWNER
+    /**
+     * KEYS[1] key; ARGV[1] owner, ARGV[2] lease ms. Returns {1, expiry} for a fresh claim, {1, expiry, record} when
+     * the key already holds this owner's claim (a resend whose first reply was lost), {0, expiry, record} for a
+     * duplicate; expiry is the server's (TIME + PTTL), or -1 for a key without a TTL.
+     */
+    static final Script CLAIM = new Script(NOW
+            + "local v = redis.call('GET', KEYS[1])\n"
+            + "if v then\n"
+            + "  local ttl = redis.call('PTTL', KEYS[1])\n"
+            + "  local expiry = -1\n"
+            + "  if ttl >= 0 then expiry = now + ttl end\n"
+            + "  local own = 0\n"
+            + "  if string.sub(v, 1, 1) == 'P' and string.sub(v, 10, 45) == ARGV[1] then own = 1 end\n"
+            + "  return {own, expiry, v}\n"
+            + "end\n"
+            + "local expiry = now + tonumber(ARGV[2])\n"
+            + "redis.call('SET', KEYS[1], 'P' .. struct.pack('>i8', expiry) .. ARGV[1] .. '\\0', 'PX', ARGV[2])\n"
+            + "return {1, expiry}\n");
+
+    /**
+     * Complete, fail and extend. KEYS[1] key; ARGV[1] owner, ARGV[2] the new state ('C', 'F' or 'P'), ARGV[3] its
+     * time to live in ms, ARGV[4] '1' on a resend after a lost reply, ARGV[5] the result or error (optional).
+     * Returns 1 when the record is this owner's in the state asked for.
+     */
+    static final Script REPLACE = new Script("local v = redis.call('GET', KEYS[1])\n"
+            + "if not v or string.sub(v, 10, 45) ~= ARGV[1] then return 0 end\n"
+            + "local state = string.sub(v, 1, 1)\n"
+            + "if state == 'P' then\n"
+            + NOW
+            + "  local payload = '\\0'\n"
+            + "  if ARGV[5] then payload = '\\1' .. ARGV[5] end\n"
+            + "  local record = ARGV[2] .. struct.pack('>i8', now + tonumber(ARGV[3])) .. ARGV[1] .. payload\n"
+            + "  redis.call('SET', KEYS[1], record, 'PX', ARGV[3])\n"
+            + "  return 1\n"
+            + "end\n"
+            // Only this owner's earlier attempt can have left its own record in the state asked for.
+            + "if ARGV[4] == '1' and state == ARGV[2] then return 1 end\n"
+            + "return 0\n");
+
+    /**
+     * KEYS[1] key; ARGV[1] owner, ARGV[2] '1' on a resend. Deletes the record if it is this owner's and in
+     * progress. On a resend an absent key also counts: the first attempt deleted it or the lease lapsed, and either
+     * way the key is free and nobody else's record was touched.
+     */
+    static final Script RELEASE = new Script("local v = redis.call('GET', KEYS[1])\n"
+            + "if not v then\n"
+            + "  if ARGV[2] == '1' then return 1 end\n"
+            + "  return 0\n"
+            + "end\n"
+            + "if string.sub(v, 1, 1) ~= 'P' or string.sub(v, 10, 45) ~= ARGV[1] then return 0 end\n"
             + "redis.call('DEL', KEYS[1])\n"
-            + "return 1\n";
+            + "return 1\n");
+
+    private static String sha1(String script) {
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-1").digest(script.getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(digest);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-1 is required on every Java platform", e);
+        }
+    }
 }

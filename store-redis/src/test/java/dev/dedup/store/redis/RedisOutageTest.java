@@ -29,6 +29,23 @@ class RedisOutageTest {
     }
 
     @Test
+    @DisplayName("after an outage longer than 10 s, a store opened by URI serves within 1 s of the server's return")
+    void recoversQuicklyAfterALongOutage() throws Exception {
+        String uri = RedisTestSupport.standaloneUrl() + "?namespace=long-outage&timeout=1s";
+        try (DedupStore store = DedupStores.open(uri)) {
+            assertThat(store.claim("before-" + System.nanoTime(), Duration.ofMinutes(1))).isInstanceOf(Claim.class);
+
+            ServerOutages.pause("redis");
+            // Long enough for an unbounded exponential back-off to reach sleeps of several seconds.
+            Thread.sleep(12_000);
+            ServerOutages.resume("redis");
+            Duration recovery = ServerOutages.awaitRecovery(
+                    () -> store.claim("after-" + System.nanoTime(), Duration.ofMinutes(1)), Duration.ofSeconds(1));
+            System.out.printf("redis 12 s outage: first claim %d ms after resume returned%n", recovery.toMillis());
+        }
+    }
+
+    @Test
     @DisplayName("while Redis is down every call fails fast with a retryable DedupStoreException; then it recovers")
     void ridesOutAnOutage() throws Exception {
         try (DedupStore store = DedupStores.open(RedisTestSupport.standaloneUrl() + "?namespace=outage&timeout=1s")) {

@@ -76,10 +76,10 @@ class RedisWireTest {
     @DisplayName("a custom prefix and a hash-tagged namespace put all of a namespace's keys in one slot")
     void hashTagColocatesANamespace() {
         String namespace = namespace();
-        RedisDedupStore store = RedisDedupStore.builder(connection).namespace(namespace).keyPrefix("svc:dedup")
+        RedisDedupStore store = RedisDedupStore.builder(connection).namespace(namespace).keyPrefix("svc.dedup")
                 .hashTagNamespace(true).build();
 
-        assertThat(store.redisKey("{user}:1")).isEqualTo("svc:dedup:{" + namespace + "}:{user}:1");
+        assertThat(store.redisKey("{user}:1")).isEqualTo("svc.dedup:{" + namespace + "}:{user}:1");
         assertThat(SlotHash.getSlot(store.redisKey("a"))).isEqualTo(SlotHash.getSlot(store.redisKey("zz{x}")));
         assertThat(store.claim("{user}:1", Duration.ofSeconds(5))).isInstanceOf(Claim.class);
         assertThatThrownBy(() -> RedisDedupStore.builder(connection).keyPrefix("bad prefix"))

@@ -54,7 +54,7 @@ final class InventoryInbox implements SimulatedBroker.Subscriber {
     }
 
     @Override
-    public boolean deliver(ReserveStock message) {
+    public boolean deliver(ReserveStock message, SimulatedBroker.Kind kind) {
         try (Connection transaction = dataSource.getConnection()) {
             transaction.setAutoCommit(false);
             DedupStore inbox = store.inTransaction(transaction);

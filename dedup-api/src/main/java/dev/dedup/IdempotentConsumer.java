@@ -1,7 +1,6 @@
 package dev.dedup;
 
 import dev.dedup.Heartbeats.Heartbeat;
-import dev.dedup.spi.DedupStore;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Objects;

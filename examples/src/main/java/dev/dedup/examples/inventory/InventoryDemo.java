@@ -1,8 +1,8 @@
 package dev.dedup.examples.inventory;
 
 import dev.dedup.DedupConfigurationException;
+import dev.dedup.DedupStore;
 import dev.dedup.DedupStores;
-import dev.dedup.spi.DedupStore;
 import dev.dedup.spi.StoreUri;
 import java.time.Duration;
 import java.util.List;

@@ -2,7 +2,7 @@ package dev.dedup.examples.inventory;
 
 import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
-import dev.dedup.spi.DedupStore;
+import dev.dedup.DedupStore;
 import dev.dedup.store.postgres.PostgresDedupStore;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;

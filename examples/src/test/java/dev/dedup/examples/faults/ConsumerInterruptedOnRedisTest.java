@@ -2,11 +2,11 @@ package dev.dedup.examples.faults;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.dedup.DedupStore;
 import dev.dedup.DedupStores;
 import dev.dedup.IdempotentConsumer;
 import dev.dedup.ProcessingOutcome;
 import dev.dedup.ResultCodec;
-import dev.dedup.spi.DedupStore;
 import dev.dedup.tck.TestServers;
 import java.time.Duration;
 import java.util.Optional;

@@ -8,6 +8,7 @@ import java.util.Optional;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
@@ -45,6 +46,7 @@ public final class IdempotentConsumer<M, R> {
     private final Predicate<? super Exception> keepKeyOn;
     private final Function<? super Exception, String> describeFailure;
     private final Heartbeats heartbeats;
+    private final Consumer<? super ProcessingOutcome<?>> outcomeListener;
 
     private IdempotentConsumer(Builder<M, R> builder) {
         this.store = builder.store;
@@ -55,6 +57,7 @@ public final class IdempotentConsumer<M, R> {
         this.keepKeyOn = builder.keepKeyOn;
         this.describeFailure = builder.describeFailure;
         this.heartbeats = new Heartbeats(store, builder.heartbeatTimer, builder.heartbeatExecutor);
+        this.outcomeListener = builder.outcomeListener;
     }
 
     /**
@@ -69,6 +72,17 @@ public final class IdempotentConsumer<M, R> {
     /** Processes one delivery of {@code message} with {@code handler}, at most once per key while the key lives. */
     public ProcessingOutcome<R> process(M message, MessageHandler<? super M, ? extends R> handler) {
         Objects.requireNonNull(handler, "handler");
+        ProcessingOutcome<R> outcome = decide(message, handler);
+        try {
+            outcomeListener.accept(outcome);
+        } catch (RuntimeException e) {
+            // Metrics or logging must never change what happened to the delivery.
+            log.warn("the outcome listener failed for key {}", outcome.key(), e);
+        }
+        return outcome;
+    }
+
+    private ProcessingOutcome<R> decide(M message, MessageHandler<? super M, ? extends R> handler) {
         String key;
         try {
             key = DedupLimits.checkKey(keyOf.apply(message));
@@ -243,6 +257,7 @@ public final class IdempotentConsumer<M, R> {
         private Function<? super Exception, String> describeFailure = IdempotentConsumer::defaultDescription;
         private ScheduledExecutorService heartbeatTimer;
         private Executor heartbeatExecutor;
+        private Consumer<? super ProcessingOutcome<?>> outcomeListener = outcome -> {};
 
         private Builder(DedupStore store, Function<? super M, String> keyOf, ResultCodec<R> codec) {
             this.store = Objects.requireNonNull(store, "store");
@@ -278,6 +293,15 @@ public final class IdempotentConsumer<M, R> {
          */
         public Builder<M, R> failureDescription(Function<? super Exception, String> describe) {
             this.describeFailure = Objects.requireNonNull(describe, "describe");
+            return this;
+        }
+
+        /**
+         * Called with every delivery's outcome, on the delivering thread, after the store calls: for metrics (see
+         * dedup-micrometer) or logging. An exception it throws is logged and never changes the outcome.
+         */
+        public Builder<M, R> onOutcome(Consumer<? super ProcessingOutcome<?>> listener) {
+            this.outcomeListener = Objects.requireNonNull(listener, "listener");
             return this;
         }
 

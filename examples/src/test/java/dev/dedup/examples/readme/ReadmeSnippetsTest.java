@@ -24,7 +24,8 @@ import org.junit.jupiter.api.Test;
 class ReadmeSnippetsTest {
     private static final Path ROOT = Path.of("..");
     /** The pages whose code blocks users copy as they are; the store pages show builder calls in context. */
-    static final List<String> PAGES = List.of("README.md", "docs/consumer.md", "docs/spi.md");
+    static final List<String> PAGES = List.of("README.md", "docs/consumer.md", "docs/spi.md",
+            "docs/micrometer.md");
     private static final Pattern FENCE = Pattern.compile("(?ms)^```(java|xml)\\n(.*?)^```$");
     private static final Pattern REGION = Pattern.compile(
             "(?ms)^[ \\t]*(?://|<!--) readme:([\\w-]+)(?: -->)?\\n(.*?)^[ \\t]*(?://|<!--) end(?: -->)?$");

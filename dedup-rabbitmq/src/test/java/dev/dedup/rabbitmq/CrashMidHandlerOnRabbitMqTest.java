@@ -24,15 +24,6 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(120)
 class CrashMidHandlerOnRabbitMqTest {
-    /** Thrown where a crashed process would simply have stopped: nothing after it runs. */
-    static final class Halt extends Error {
-        private static final long serialVersionUID = 1L;
-
-        Halt() {
-            super("simulated crash", null, false, false);
-        }
-    }
-
     private RabbitFixture rabbit;
     private Reservations reservations;
     private IdempotentConsumer<Delivery, Void> consumer;

@@ -36,6 +36,7 @@ final class Reservations implements AutoCloseable {
         try (Connection connection = pool.getConnection(); Statement statement = connection.createStatement()) {
             statement.execute("CREATE TABLE " + stock + " (sku int PRIMARY KEY, reserved bigint NOT NULL)");
             statement.execute("CREATE TABLE " + effects + " (message_id text NOT NULL, consumer text NOT NULL,"
+                    + " qty int NOT NULL,"
                     + " at timestamptz NOT NULL DEFAULT clock_timestamp())");
             statement.execute("INSERT INTO " + stock + " SELECT s, 0 FROM generate_series(0, " + (SKUS - 1) + ") s");
         }
@@ -56,12 +57,13 @@ final class Reservations implements AutoCloseable {
             try (PreparedStatement add = connection.prepareStatement(
                     "UPDATE " + stock + " SET reserved = reserved + ? WHERE sku = ?");
                     PreparedStatement log = connection.prepareStatement(
-                            "INSERT INTO " + effects + " (message_id, consumer) VALUES (?, ?)")) {
+                            "INSERT INTO " + effects + " (message_id, consumer, qty) VALUES (?, ?, ?)")) {
                 add.setInt(1, quantity);
                 add.setInt(2, sku);
                 add.executeUpdate();
                 log.setString(1, messageId);
                 log.setString(2, consumer);
+                log.setInt(3, quantity);
                 log.executeUpdate();
                 connection.commit();
             } catch (SQLException | RuntimeException e) {
@@ -82,6 +84,16 @@ final class Reservations implements AutoCloseable {
     /** Applications beyond the first, summed over messages. */
     long doubled() throws SQLException {
         return effectRows() - distinctMessages();
+    }
+
+    /** The stock reserved by the first application of each message: what an exact consumer reserves. */
+    long reservedOncePerMessage() throws SQLException {
+        return single("SELECT coalesce(sum(q), 0) FROM (SELECT min(qty) q FROM " + effects + " GROUP BY message_id) m");
+    }
+
+    /** The stock the effect-log rows account for; equals {@link #totalReserved()} as the effect is atomic. */
+    long loggedQuantity() throws SQLException {
+        return single("SELECT coalesce(sum(qty), 0) FROM " + effects);
     }
 
     long totalReserved() throws SQLException {

@@ -24,7 +24,9 @@ public final class PublishException extends DedupException {
         INTERRUPTED
     }
 
+    /** Why the publish failed. */
     private final Reason reason;
+    /** The message id the message was published with. */
     private final String messageId;
 
     PublishException(Reason reason, String messageId, String message, Throwable cause) {

@@ -249,23 +249,33 @@ public final class IdempotentConsumer<M, R> {
             return runClaimed((Claim) result, heartbeat, message, handler);
         }
 
-        /** Frees the claims won for messages the walk did not reach, so their redelivery runs at once. */
+        /**
+         * Frees the claims won for messages the walk did not reach, so their redelivery runs at once. After the first
+         * failed release the rest are left to lapse with their lease: a store that is down would fail (or time out)
+         * once per claim.
+         */
         void releaseUnused() {
+            List<Claim> unused = new ArrayList<>();
             for (ClaimResult result : claimed.values()) {
                 if (result instanceof Claim claim) {
                     Heartbeat heartbeat = heartbeatOf.remove(claim.key());
                     if (heartbeat != null) {
                         heartbeat.stop();
                     }
-                    try {
-                        StoreCalls.uninterrupted(() -> store.release(claim));
-                    } catch (RuntimeException e) {
-                        log.warn("could not release the unused claim on key {}; it lapses with its lease",
-                                claim.key(), e);
-                    }
+                    unused.add(claim);
                 }
             }
             claimed.clear();
+            for (int i = 0; i < unused.size(); i++) {
+                Claim claim = unused.get(i);
+                try {
+                    StoreCalls.uninterrupted(() -> store.release(claim));
+                } catch (RuntimeException e) {
+                    log.warn("could not release {} unused claim(s), from key {} on; they lapse with their lease",
+                            unused.size() - i, claim.key(), e);
+                    return;
+                }
+            }
         }
     }
 

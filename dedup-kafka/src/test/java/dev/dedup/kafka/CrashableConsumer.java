@@ -93,6 +93,7 @@ final class CrashableConsumer implements Runnable {
     private final HaltPlan plan;
     private final Figures figures;
     private final Thread thread;
+    private long effectPauseMillis;
     private volatile boolean crashed;
     private volatile boolean stopping;
     private int handled;
@@ -126,6 +127,12 @@ final class CrashableConsumer implements Runnable {
         try (var statement = db.createStatement()) {
             statement.execute("DROP TABLE IF EXISTS " + table + "_applied, " + table + "_log");
         }
+    }
+
+    /** A slow downstream: each effect first waits this long, so crashes land inside batches too. */
+    CrashableConsumer effectPause(long millis) {
+        this.effectPauseMillis = millis;
+        return this;
     }
 
     CrashableConsumer start() {
@@ -222,6 +229,7 @@ final class CrashableConsumer implements Runnable {
         checkpoint(Point.BEFORE_EFFECT);
         String id = record.value();
         try {
+            Thread.sleep(effectPauseMillis);
             db.setAutoCommit(false);
             try (PreparedStatement log = db.prepareStatement("INSERT INTO " + table + "_log (id, consumer)"
                     + " VALUES (?, ?)");
@@ -237,6 +245,9 @@ final class CrashableConsumer implements Runnable {
             db.commit();
         } catch (SQLException e) {
             throw new IllegalStateException(name + ": the effect failed", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(name + ": interrupted before the effect", e);
         }
         handled++;
         checkpoint(Point.AFTER_EFFECT);

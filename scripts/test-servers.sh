@@ -5,6 +5,8 @@
 #   - Redis Cluster, 3 masters + 3 replicas
 #   - dynalite, the open-source DynamoDB emulator (npm)
 #   - Kafka 4.1.1, one KRaft broker+controller, from the Maven Central jars (fetched with Maven)
+#   - RabbitMQ: a broker already answering on its port is used as it is (and never
+#     stopped); otherwise rabbitmq-server (Debian) is installed as root and started
 # Everything binds to 127.0.0.1 on fixed ports below the ephemeral port range and
 # lives in one state directory, so nothing else on the machine is touched.
 #
@@ -29,6 +31,8 @@
 #   DEDUP_REDIS_CLUSTER_TIMEOUT     seconds to wait for a healthy cluster, default 60
 #   DEDUP_KAFKA_PORT                Kafka's client port, default 19092; its controller uses the next one
 #   DEDUP_MVN                       the Maven command that fetches Kafka's jars, default mvn
+#   DEDUP_RABBITMQ_PORT             default 5672 (AMQP's own port, where a machine's broker listens)
+#   DEDUP_RABBITMQ_NODE             node name of a broker this script starts, default rabbit@localhost
 # A changed port takes effect after 'down' (PostgreSQL keeps its port in its config).
 #
 # Progress messages go to stderr; only the export lines go to stdout.
@@ -49,6 +53,8 @@ DYNALITE_VERSION=4.0.0
 KAFKA_PORT="${DEDUP_KAFKA_PORT:-19092}"
 KAFKA_CONTROLLER_PORT=$((KAFKA_PORT + 1))
 KAFKA_VERSION=4.1.1
+RABBIT_PORT="${DEDUP_RABBITMQ_PORT:-5672}"
+RABBIT_NODE="${DEDUP_RABBITMQ_NODE:-rabbit@localhost}"
 # npm packages survive 'down' (which deletes server data), so a second 'up' installs nothing.
 CACHE_DIR="$(realpath -m "${DEDUP_SERVERS_CACHE:-/tmp/dedup-test-servers-cache}")"
 
@@ -64,6 +70,7 @@ DYNALITE_DIR="$STATE_DIR/dynalite"
 DYNALITE_BIN="$CACHE_DIR/npm/node_modules/dynalite/cli.js"
 KAFKA_DIR="$STATE_DIR/kafka"
 KAFKA_LIB="$CACHE_DIR/kafka-$KAFKA_VERSION/lib"
+RABBIT_DIR="$STATE_DIR/rabbitmq"
 
 CLUSTER_PORTS=()
 for ((i = 0; i < CLUSTER_NODES; i++)); do
@@ -172,7 +179,8 @@ require_port_free() {
 
 check_port_numbers() {
   local port
-  for port in "$PG_PORT" "$REDIS_PORT" "${CLUSTER_PORTS[@]}" "$DYNALITE_PORT" "$KAFKA_PORT" "$KAFKA_CONTROLLER_PORT"; do
+  for port in "$PG_PORT" "$REDIS_PORT" "${CLUSTER_PORTS[@]}" "$DYNALITE_PORT" "$RABBIT_PORT" \
+      "$KAFKA_PORT" "$KAFKA_CONTROLLER_PORT"; do
     if ! [[ $port =~ ^[0-9]+$ ]] || ((port < 1 || port > 65535)); then
       die "invalid port '$port'"
     fi
@@ -608,6 +616,95 @@ stop_dynalite() {
 }
 
 # ---------------------------------------------------------------------------
+# RabbitMQ: the machine's broker when one answers, else rabbitmq-server started here.
+# Tests make a vhost of their own per run (rabbitmqctl) and delete it, or fall back to unique names.
+
+# True when an AMQP 0-9-1 broker answers: it replies to the protocol header with a frame of type 1.
+rabbitmq_answers() {
+  local first
+  first=$(timeout 3 bash -c "exec 3<>/dev/tcp/127.0.0.1/$RABBIT_PORT && printf 'AMQP\\x00\\x00\\x09\\x01' >&3 \
+    && head -c 1 <&3" 2>/dev/null | od -An -tx1 | tr -d ' \n') || true
+  [[ $first == 01 ]]
+}
+
+# PID of the broker this script started, if alive. Only a broker started here writes this
+# pidfile; its command line does not name our directory, so check it is a RabbitMQ node.
+rabbitmq_pid() {
+  local pid
+  pid=$(read_pid "$RABBIT_DIR/rabbitmq.pid")
+  if [[ -n $pid ]] && pid_is "$pid" beam.smp "-s rabbit boot "; then
+    echo "$pid"
+  fi
+  return 0
+}
+
+install_rabbitmq() {
+  if command -v rabbitmq-server >/dev/null; then
+    return 0
+  fi
+  if ((EUID != 0)); then
+    die "no RabbitMQ answers on port $RABBIT_PORT and rabbitmq-server is missing; install it as root (apt-get install rabbitmq-server) or run a broker there"
+  fi
+  log "installing rabbitmq-server"
+  apt-get update -q >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q rabbitmq-server >&2
+  command -v rabbitmq-server >/dev/null || die "rabbitmq-server still missing after installing it"
+}
+
+start_rabbitmq() {
+  local pid
+  pid=$(rabbitmq_pid)
+  if [[ -n $pid ]]; then
+    wait_until 60 rabbitmq_answers \
+      || die "rabbitmq (pid $pid) runs but does not answer on port $RABBIT_PORT; see $RABBIT_DIR/log or run '$0 down'"
+    log "rabbitmq already running (pid $pid, port $RABBIT_PORT)"
+    return 0
+  fi
+  if port_in_use "$RABBIT_PORT"; then
+    wait_until 10 rabbitmq_answers \
+      || die "port $RABBIT_PORT is taken by something that does not answer as an AMQP broker: $(ss -Hltnp "sport = :$RABBIT_PORT" | head -n 1)"
+    log "using the RabbitMQ broker already running on port $RABBIT_PORT (not started here, never stopped here)"
+    return 0
+  fi
+  install_rabbitmq
+  # A package install may have started the machine's own service (no policy-rc.d): use it then.
+  if wait_until 2 rabbitmq_answers; then
+    log "using the RabbitMQ broker the package started on port $RABBIT_PORT (not stopped here)"
+    return 0
+  fi
+  ((EUID == 0)) || die "no RabbitMQ answers on port $RABBIT_PORT; start one, or run '$0 up' as root"
+  mkdir -p "$RABBIT_DIR/mnesia" "$RABBIT_DIR/log"
+  chown -R rabbitmq:rabbitmq "$RABBIT_DIR"
+  rm -f "$RABBIT_DIR/rabbitmq.pid"
+  # Our own config file, so a machine-wide /etc/rabbitmq/rabbitmq.conf cannot move the listener elsewhere.
+  printf 'listeners.tcp.1 = 127.0.0.1:%s\n' "$RABBIT_PORT" > "$RABBIT_DIR/rabbitmq.conf"
+  log "starting rabbitmq-server on 127.0.0.1:$RABBIT_PORT (node $RABBIT_NODE)"
+  # Loopback only, for AMQP, the Erlang distribution and epmd; data and logs in our directory.
+  spawn env RABBITMQ_NODENAME="$RABBIT_NODE" RABBITMQ_NODE_IP_ADDRESS=127.0.0.1 RABBITMQ_NODE_PORT="$RABBIT_PORT" \
+    RABBITMQ_MNESIA_BASE="$RABBIT_DIR/mnesia" RABBITMQ_LOG_BASE="$RABBIT_DIR/log" \
+    RABBITMQ_PID_FILE="$RABBIT_DIR/rabbitmq.pid" RABBITMQ_CONFIG_FILE="$RABBIT_DIR/rabbitmq.conf" \
+    ERL_EPMD_ADDRESS=127.0.0.1 \
+    RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}" \
+    rabbitmq-server -detached >&2
+  if ! wait_until 90 rabbitmq_answers; then
+    tail -n 20 "$RABBIT_DIR"/log/*.log >&2 2>/dev/null || true
+    die "rabbitmq on port $RABBIT_PORT did not answer within 90 s; see $RABBIT_DIR/log"
+  fi
+  wait_until 10 test -s "$RABBIT_DIR/rabbitmq.pid" || die "rabbitmq wrote no pidfile ($RABBIT_DIR/rabbitmq.pid)"
+}
+
+# Stops only a broker this script started; the machine's own broker is left alone.
+stop_rabbitmq() {
+  local pid
+  pid=$(rabbitmq_pid)
+  if [[ -n $pid ]]; then
+    log "stopping rabbitmq (pid $pid, port $RABBIT_PORT)"
+    stop_pid "$pid" rabbitmq
+  fi
+  rm -rf "$RABBIT_DIR"
+}
+
+# ---------------------------------------------------------------------------
 # Kafka: one KRaft node (broker + controller) from the Maven Central jars, no binary download.
 
 # Fetches kafka_2.13 and its runtime jars into the cache once; 'down' keeps them.
@@ -798,6 +895,7 @@ print_env() {
   echo "export DEDUP_TEST_REDIS_URL='redis://127.0.0.1:$REDIS_PORT'"
   echo "export DEDUP_TEST_REDIS_CLUSTER_URL='redis://$joined'"
   echo "export DEDUP_TEST_DYNAMODB_URL='http://127.0.0.1:$DYNALITE_PORT'"
+  echo "export DEDUP_TEST_RABBITMQ_URL='amqp://guest:guest@127.0.0.1:$RABBIT_PORT'"
   echo "export DEDUP_TEST_KAFKA_BOOTSTRAP='127.0.0.1:$KAFKA_PORT'"
   # Reliability tests stop and restart a server through this script (pause/resume).
   echo "export DEDUP_TEST_SERVERS_SCRIPT='$(realpath "${BASH_SOURCE[0]}")'"
@@ -850,6 +948,16 @@ print_status() {
     if dynalite_answers; then state=running; fi
   fi
   status_line dynalite "$state" "$DYNALITE_PORT" "${pid:--}"
+
+  pid=$(rabbitmq_pid)
+  state=stopped
+  if rabbitmq_answers; then
+    state=running
+    [[ -n $pid ]] || state=running-external
+  elif [[ -n $pid ]]; then
+    state="not-answering"
+  fi
+  status_line rabbitmq "$state" "$RABBIT_PORT" "${pid:--}"
   kafka_status
 }
 
@@ -869,7 +977,7 @@ cmd_up() {
   local started=$SECONDS
   check_port_numbers
   ensure_installed
-  warn_if_ephemeral "$PG_PORT" "$REDIS_PORT" "${CLUSTER_PORTS[@]}" "$DYNALITE_PORT"
+  warn_if_ephemeral "$PG_PORT" "$REDIS_PORT" "${CLUSTER_PORTS[@]}" "$DYNALITE_PORT" "$RABBIT_PORT"
   warn_if_ephemeral "$KAFKA_PORT" "$KAFKA_CONTROLLER_PORT"
   local port
   for port in "${CLUSTER_PORTS[@]}"; do
@@ -880,6 +988,7 @@ cmd_up() {
   start_redis
   start_redis_cluster
   start_dynalite
+  start_rabbitmq
   start_kafka
   log "all servers up ($((SECONDS - started)) s); state in $STATE_DIR"
   print_env
@@ -892,6 +1001,7 @@ cmd_down() {
   fi
   take_lock
   stop_kafka
+  stop_rabbitmq
   stop_dynalite
   stop_redis_cluster
   stop_redis

@@ -1,7 +1,7 @@
 /**
  * dedup: claim a key once, for a TTL, so that at-least-once delivery becomes effectively-once processing.
  *
- * <p>{@link dev.dedup.spi.DedupStore} is the whole SPI; {@link dev.dedup.DedupStores} opens a store by URI;
+ * <p>{@link dev.dedup.DedupStore} is the whole SPI; {@link dev.dedup.DedupStores} opens a store by URI;
  * {@link dev.dedup.IdempotentConsumer} wraps any message handler.
  */
 module dev.dedup {

@@ -1,6 +1,5 @@
 package dev.dedup;
 
-import dev.dedup.spi.DedupStore;
 import dev.dedup.spi.DedupStoreProvider;
 import dev.dedup.spi.Redaction;
 import dev.dedup.spi.Spelling;

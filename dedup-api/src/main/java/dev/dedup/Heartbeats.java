@@ -1,6 +1,5 @@
 package dev.dedup;
 
-import dev.dedup.spi.DedupStore;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;

@@ -1,7 +1,6 @@
 package dev.dedup;
 
 import dev.dedup.Heartbeats.Heartbeat;
-import dev.dedup.spi.DedupStore;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -14,6 +13,7 @@ import java.util.Optional;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
@@ -51,6 +51,7 @@ public final class IdempotentConsumer<M, R> {
     private final Predicate<? super Exception> keepKeyOn;
     private final Function<? super Exception, String> describeFailure;
     private final Heartbeats heartbeats;
+    private final Consumer<? super ProcessingOutcome<?>> outcomeListener;
 
     private IdempotentConsumer(Builder<M, R> builder) {
         this.store = builder.store;
@@ -61,6 +62,7 @@ public final class IdempotentConsumer<M, R> {
         this.keepKeyOn = builder.keepKeyOn;
         this.describeFailure = builder.describeFailure;
         this.heartbeats = new Heartbeats(store, builder.heartbeatTimer, builder.heartbeatExecutor);
+        this.outcomeListener = builder.outcomeListener;
     }
 
     /**
@@ -75,6 +77,21 @@ public final class IdempotentConsumer<M, R> {
     /** Processes one delivery of {@code message} with {@code handler}, at most once per key while the key lives. */
     public ProcessingOutcome<R> process(M message, MessageHandler<? super M, ? extends R> handler) {
         Objects.requireNonNull(handler, "handler");
+        return reported(decide(message, handler));
+    }
+
+    /** Hands an outcome to the {@link Builder#onOutcome} listener, and returns it. */
+    private ProcessingOutcome<R> reported(ProcessingOutcome<R> outcome) {
+        try {
+            outcomeListener.accept(outcome);
+        } catch (RuntimeException e) {
+            // Metrics or logging must never change what happened to the delivery.
+            log.warn("the outcome listener failed for key {}", outcome.key(), e);
+        }
+        return outcome;
+    }
+
+    private ProcessingOutcome<R> decide(M message, MessageHandler<? super M, ? extends R> handler) {
         String key;
         try {
             key = DedupLimits.checkKey(keyOf.apply(message));
@@ -156,7 +173,7 @@ public final class IdempotentConsumer<M, R> {
         try {
             batch.claim();
             for (int i = 0; i < messages.size(); i++) {
-                ProcessingOutcome<R> outcome = batch.process(i, handler);
+                ProcessingOutcome<R> outcome = reported(batch.process(i, handler));
                 outcomes.add(outcome);
                 if (mustRedeliver(outcome)) {
                     break;
@@ -411,6 +428,7 @@ public final class IdempotentConsumer<M, R> {
         private Function<? super Exception, String> describeFailure = IdempotentConsumer::defaultDescription;
         private ScheduledExecutorService heartbeatTimer;
         private Executor heartbeatExecutor;
+        private Consumer<? super ProcessingOutcome<?>> outcomeListener = outcome -> {};
 
         private Builder(DedupStore store, Function<? super M, String> keyOf, ResultCodec<R> codec) {
             this.store = Objects.requireNonNull(store, "store");
@@ -446,6 +464,15 @@ public final class IdempotentConsumer<M, R> {
          */
         public Builder<M, R> failureDescription(Function<? super Exception, String> describe) {
             this.describeFailure = Objects.requireNonNull(describe, "describe");
+            return this;
+        }
+
+        /**
+         * Called with every delivery's outcome, on the delivering thread, after the store calls: for metrics (see
+         * dedup-micrometer) or logging. An exception it throws is logged and never changes the outcome.
+         */
+        public Builder<M, R> onOutcome(Consumer<? super ProcessingOutcome<?>> listener) {
+            this.outcomeListener = Objects.requireNonNull(listener, "listener");
             return this;
         }
 

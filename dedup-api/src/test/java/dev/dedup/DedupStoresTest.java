@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 import dev.dedup.memory.InMemoryDedupStore;
-import dev.dedup.spi.DedupStore;
 import java.net.URL;
 import java.net.URLClassLoader;
 import java.nio.file.Files;

@@ -175,6 +175,20 @@ class IdempotentConsumerFailurePathsTest {
     }
 
     @Test
+    @DisplayName("an outcome listener that throws is logged and never changes the outcome")
+    void throwingOutcomeListenerChangesNothing() {
+        var consumer = builder(ResultCodec.utf8()).onOutcome(outcome -> {
+            throw new IllegalStateException("metrics down");
+        }).build();
+
+        var outcome = consumer.process(new Message("l-1"), this::handle);
+
+        assertThat(outcome).isEqualTo(new ProcessingOutcome.Processed<>("l-1", "done-l-1"));
+        assertThat(consumer.process(new Message("l-1"), this::handle))
+                .isInstanceOf(ProcessingOutcome.AlreadyProcessed.class);
+    }
+
+    @Test
     @DisplayName("a heartbeat timer that refuses the task fails the delivery and frees the key")
     void rejectedHeartbeatFreesTheKey() {
         ScheduledThreadPoolExecutor shutDown = new ScheduledThreadPoolExecutor(1);

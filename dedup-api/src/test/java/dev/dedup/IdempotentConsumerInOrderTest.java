@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.dedup.memory.InMemoryDedupStore;
-import dev.dedup.spi.DedupStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

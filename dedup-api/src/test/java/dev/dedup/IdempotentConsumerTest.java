@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.dedup.memory.InMemoryDedupStore;
 import dev.dedup.spi.AbstractDedupStore;
-import dev.dedup.spi.DedupStore;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;

@@ -1,7 +1,6 @@
 package dev.dedup;
 
 import dev.dedup.memory.InMemoryDedupStore;
-import dev.dedup.spi.DedupStore;
 import dev.dedup.spi.DedupStoreProvider;
 import dev.dedup.spi.StoreUri;
 import java.util.Set;

@@ -2,11 +2,11 @@ package dev.dedup.benchmarks;
 
 import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
+import dev.dedup.DedupStore;
 import dev.dedup.Duplicate;
 import dev.dedup.benchmarks.fixture.BenchStore;
 import dev.dedup.benchmarks.fixture.Durations;
 import dev.dedup.benchmarks.fixture.StoreFixture;
-import dev.dedup.spi.DedupStore;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;

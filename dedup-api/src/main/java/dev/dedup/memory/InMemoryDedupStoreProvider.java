@@ -1,7 +1,7 @@
 package dev.dedup.memory;
 
 import dev.dedup.DedupConfigurationException;
-import dev.dedup.spi.DedupStore;
+import dev.dedup.DedupStore;
 import dev.dedup.spi.DedupStoreProvider;
 import dev.dedup.spi.StoreUri;
 import java.util.Set;

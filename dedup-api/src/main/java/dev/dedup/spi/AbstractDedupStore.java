@@ -3,6 +3,7 @@ package dev.dedup.spi;
 import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
 import dev.dedup.DedupLimits;
+import dev.dedup.DedupStore;
 import dev.dedup.Duplicate;
 import dev.dedup.RecordState;
 import java.time.Duration;

@@ -1,5 +1,7 @@
 package dev.dedup.spi;
 
+import dev.dedup.DedupStore;
+
 /**
  * Opens stores of one kind by URI; found with {@link java.util.ServiceLoader}. Register an implementation in
  * {@code META-INF/services/dev.dedup.spi.DedupStoreProvider} and with {@code provides} in {@code module-info}.

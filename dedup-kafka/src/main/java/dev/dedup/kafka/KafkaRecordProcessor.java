@@ -1,12 +1,12 @@
 package dev.dedup.kafka;
 
 import dev.dedup.DedupLimits;
+import dev.dedup.DedupStore;
 import dev.dedup.IdempotentConsumer;
 import dev.dedup.MessageHandler;
 import dev.dedup.ProcessingOutcome;
 import dev.dedup.ResultCodec;
 import dev.dedup.kafka.RecordOutcome.Disposition;
-import dev.dedup.spi.DedupStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -85,6 +85,9 @@ public final class KafkaRecordProcessor<K, V, R> {
                 .keepKeyOn(builder.keepKeyOn);
         if (builder.describeFailure != null) {
             settings.failureDescription(builder.describeFailure);
+        }
+        if (builder.outcomeListener != null) {
+            settings.onOutcome(builder.outcomeListener);
         }
         this.idempotent = settings.build();
     }
@@ -269,6 +272,7 @@ public final class KafkaRecordProcessor<K, V, R> {
         private Duration retention = Duration.ofDays(1);
         private Predicate<? super Exception> keepKeyOn = failure -> false;
         private Function<? super Exception, String> describeFailure;
+        private java.util.function.Consumer<? super ProcessingOutcome<?>> outcomeListener;
         private DeadLetterHandler<K, V> deadLetters;
         private Duration retryBackoff = Duration.ofSeconds(1);
         private boolean commitOffsets = true;
@@ -333,6 +337,18 @@ public final class KafkaRecordProcessor<K, V, R> {
          */
         public Builder<K, V, R> failureDescription(Function<? super Exception, String> describe) {
             this.describeFailure = Objects.requireNonNull(describe, "describe");
+            return this;
+        }
+
+        /**
+         * Called with every record's outcome, on the polling thread, after its store calls: for metrics (see
+         * dedup-micrometer) or logging. An exception it throws is logged and changes nothing.
+         *
+         * @param listener takes each outcome
+         * @return this builder
+         */
+        public Builder<K, V, R> onOutcome(java.util.function.Consumer<? super ProcessingOutcome<?>> listener) {
+            this.outcomeListener = Objects.requireNonNull(listener, "listener");
             return this;
         }
 

@@ -4,9 +4,9 @@ import static dev.dedup.kafka.KafkaTestSupport.createTopic;
 import static dev.dedup.kafka.KafkaTestSupport.unique;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.dedup.DedupStore;
 import dev.dedup.kafka.CrashableConsumer.Figures;
 import dev.dedup.kafka.CrashableConsumer.Point;
-import dev.dedup.spi.DedupStore;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.ResultSet;

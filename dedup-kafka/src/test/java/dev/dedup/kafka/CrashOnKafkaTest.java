@@ -8,8 +8,8 @@ import static dev.dedup.kafka.KafkaTestSupport.send;
 import static dev.dedup.kafka.KafkaTestSupport.unique;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.dedup.DedupStore;
 import dev.dedup.kafka.CrashableConsumer.Point;
-import dev.dedup.spi.DedupStore;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.util.HashMap;

@@ -1,7 +1,7 @@
 package dev.dedup.kafka;
 
+import dev.dedup.DedupStore;
 import dev.dedup.ResultCodec;
-import dev.dedup.spi.DedupStore;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;

@@ -8,8 +8,8 @@ import static dev.dedup.kafka.KafkaTestSupport.send;
 import static dev.dedup.kafka.KafkaTestSupport.unique;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.dedup.DedupStore;
 import dev.dedup.ResultCodec;
-import dev.dedup.spi.DedupStore;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -9,10 +9,10 @@ import static dev.dedup.kafka.KafkaTestSupport.send;
 import static dev.dedup.kafka.KafkaTestSupport.unique;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.dedup.DedupStore;
 import dev.dedup.MessageHandler;
 import dev.dedup.ProcessingOutcome;
 import dev.dedup.ResultCodec;
-import dev.dedup.spi.DedupStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;

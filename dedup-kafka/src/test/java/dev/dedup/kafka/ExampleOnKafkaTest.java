@@ -8,8 +8,8 @@ import static dev.dedup.kafka.KafkaTestSupport.send;
 import static dev.dedup.kafka.KafkaTestSupport.unique;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.dedup.DedupStore;
 import dev.dedup.kafka.example.ReservePollLoop;
-import dev.dedup.spi.DedupStore;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,7 +1,7 @@
 package dev.dedup.kafka;
 
+import dev.dedup.DedupStore;
 import dev.dedup.DedupStores;
-import dev.dedup.spi.DedupStore;
 import dev.dedup.tck.TestServers;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;

@@ -9,10 +9,10 @@ import static dev.dedup.kafka.KafkaTestSupport.unique;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dedup.Claim;
+import dev.dedup.DedupStore;
 import dev.dedup.ProcessingOutcome;
 import dev.dedup.ResultCodec;
 import dev.dedup.kafka.RecordOutcome.Disposition;
-import dev.dedup.spi.DedupStore;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

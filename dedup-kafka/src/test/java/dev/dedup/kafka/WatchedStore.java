@@ -2,8 +2,8 @@ package dev.dedup.kafka;
 
 import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
+import dev.dedup.DedupStore;
 import dev.dedup.DedupStoreException;
-import dev.dedup.spi.DedupStore;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

@@ -2,7 +2,7 @@ package dev.dedup.tck;
 
 import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
-import dev.dedup.spi.DedupStore;
+import dev.dedup.DedupStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -63,53 +63,14 @@ abstract class ConcurrencyContract extends BadInputContract {
     @Test
     @DisplayName("fuzz: 8 threads claiming and releasing the same 3 keys for 2 s: every claim decides, one holder at a time")
     void hotKeysChurnWithoutErrorsOrSecondHolders() throws Exception {
-        List<String> keys = newKeys(3);
-        Map<String, AtomicReference<String>> holder = new ConcurrentHashMap<>();
-        keys.forEach(key -> holder.put(key, new AtomicReference<>()));
-        ConcurrentLinkedQueue<String> problems = new ConcurrentLinkedQueue<>();
-        AtomicInteger claims = new AtomicInteger();
-        AtomicInteger wins = new AtomicInteger();
-        long stopAt = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
-        ExecutorService pool = Executors.newFixedThreadPool(THREADS);
-        try {
-            List<Future<?>> churners = new ArrayList<>();
-            for (int thread = 0; thread < THREADS; thread++) {
-                int first = thread;
-                churners.add(pool.submit(() -> {
-                    for (int n = first; System.nanoTime() < stopAt && problems.size() < 10; n++) {
-                        String key = keys.get(n % keys.size());
-                        ClaimResult result;
-                        try {
-                            result = store.claim(key, LONG);
-                        } catch (RuntimeException e) {
-                            problems.add("claim threw " + e);
-                            continue;
-                        }
-                        claims.incrementAndGet();
-                        if (result instanceof Claim claim) {
-                            wins.incrementAndGet();
-                            if (!holder.get(key).compareAndSet(null, claim.owner())) {
-                                problems.add("a second holder while " + holder.get(key).get() + " held the key");
-                            }
-                            // Clear the holder first: once released, another thread may win at once.
-                            holder.get(key).compareAndSet(claim.owner(), null);
-                            if (!store.release(claim)) {
-                                problems.add("the holder could not release its own claim");
-                            }
-                        }
-                    }
-                    return null;
-                }));
-            }
-            for (Future<?> churner : churners) {
-                churner.get(1, TimeUnit.MINUTES);
-            }
-        } finally {
-            pool.shutdownNow();
-        }
+        for (boolean viaClaimAll : new boolean[] {false, true}) {
+            ClaimChurn.Result churn = ClaimChurn.run(store, THREADS, newKeys(3), 150, viaClaimAll);
 
-        assertThat(problems).as("errors and second holders in %d claims", claims.get()).isEmpty();
-        assertThat(wins.get()).as("claims won under churn").isPositive();
+            assertThat(churn.errors()).as("errors in %s through %s", churn, viaClaimAll ? "claimAll" : "claim")
+                    .isEmpty();
+            assertThat(churn.doubleWinners()).as("second holders in %s", churn).isZero();
+            assertThat(churn.won()).as("claims won under churn").isPositive();
+        }
     }
 
     private List<String> newKeys(int count) {

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
+import dev.dedup.DedupStore;
 import dev.dedup.Duplicate;
-import dev.dedup.spi.DedupStore;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;

@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
+import dev.dedup.DedupStore;
 import dev.dedup.DedupStoreException;
 import dev.dedup.Duplicate;
 import dev.dedup.RecordState;
-import dev.dedup.spi.DedupStore;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.time.Instant;

@@ -1,7 +1,7 @@
 package dev.dedup.tck;
 
+import dev.dedup.DedupStore;
 import dev.dedup.memory.InMemoryDedupStore;
-import dev.dedup.spi.DedupStore;
 
 /** The kit's self-test: the in-memory reference store keeps the whole contract. */
 class InMemoryDedupStoreContractTest extends DedupStoreContractTest {

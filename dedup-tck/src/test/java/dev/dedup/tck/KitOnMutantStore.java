@@ -1,6 +1,6 @@
 package dev.dedup.tck;
 
-import dev.dedup.spi.DedupStore;
+import dev.dedup.DedupStore;
 import dev.dedup.tck.MutantDedupStore.Mutation;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;

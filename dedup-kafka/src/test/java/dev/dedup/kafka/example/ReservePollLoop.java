@@ -1,12 +1,12 @@
 package dev.dedup.kafka.example;
 
+import dev.dedup.DedupStore;
 import dev.dedup.ProcessingOutcome;
 import dev.dedup.ResultCodec;
 import dev.dedup.kafka.DeadLetterTopic;
 import dev.dedup.kafka.KafkaRecordProcessor;
 import dev.dedup.kafka.PollResult;
 import dev.dedup.kafka.RecordKeys;
-import dev.dedup.spi.DedupStore;
 import java.time.Duration;
 import java.util.List;
 import org.apache.kafka.clients.consumer.Consumer;

@@ -1,9 +1,9 @@
 package dev.dedup.examples.inventory;
 
+import dev.dedup.DedupStore;
 import dev.dedup.IdempotentConsumer;
 import dev.dedup.ProcessingOutcome;
 import dev.dedup.ResultCodec;
-import dev.dedup.spi.DedupStore;
 import java.time.Duration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,17 +26,21 @@ final class IdempotentReservationConsumer implements SimulatedBroker.Subscriber 
     }
 
     @Override
-    public boolean deliver(ReserveStock message) {
-        ProcessingOutcome<String> outcome =
-                consumer.process(message, m -> inventory.reserve(m.sku(), m.quantity()));
-        outcomes = outcomes.plus(outcome);
+    public boolean deliver(ReserveStock message, SimulatedBroker.Kind kind) {
+        ProcessingOutcome<String> outcome = consumer.process(message, m -> {
+            Inventory.takeAMoment();
+            return inventory.reserve(m.sku(), m.quantity());
+        });
+        synchronized (this) {
+            outcomes = outcomes.plus(outcome, kind);
+        }
         if (outcome instanceof ProcessingOutcome.Failed<String> failed) {
             log.warn("reserving {} failed; nacking so the broker redelivers it", failed.key(), failed.cause());
         }
         return outcome.shouldAck();
     }
 
-    OutcomeCounts outcomes() {
+    synchronized OutcomeCounts outcomes() {
         return outcomes;
     }
 }

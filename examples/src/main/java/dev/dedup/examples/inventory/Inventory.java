@@ -20,6 +20,18 @@ final class Inventory {
         return expected;
     }
 
+    /**
+     * What a real reservation costs (a database write): a millisecond, so that consumer threads processing a message
+     * and its duplicate overlap as they would in production.
+     */
+    static void takeAMoment() {
+        try {
+            Thread.sleep(1);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     /** Reserves {@code quantity} units of {@code sku}; returns the new reservation's id. */
     String reserve(String sku, int quantity) {
         reserved.computeIfAbsent(sku, s -> new LongAdder()).add(quantity);

@@ -1,8 +1,8 @@
 package dev.dedup.examples.inventory;
 
 import dev.dedup.DedupConfigurationException;
+import dev.dedup.DedupStore;
 import dev.dedup.DedupStores;
-import dev.dedup.spi.DedupStore;
 import dev.dedup.spi.StoreUri;
 import java.time.Duration;
 import java.util.List;
@@ -44,7 +44,8 @@ public final class InventoryDemo {
         List<ReserveStock> messages = ReserveStockFeed.generate(config.seed(), config.messages(), config.skus());
         Inventory expected = Inventory.expectedFrom(messages);
         // A different seed for faults than for the stream, so changing one does not shift the other.
-        SimulatedBroker broker = new SimulatedBroker(messages, config.faults(), config.seed() * 31 + 7);
+        SimulatedBroker broker = new SimulatedBroker(messages, config.faults(), config.seed() * 31 + 7,
+                config.consumers());
 
         Inventory naiveInventory = new Inventory();
         BrokerStats naiveDeliveries = broker.deliverAll(new NaiveReservationConsumer(naiveInventory));

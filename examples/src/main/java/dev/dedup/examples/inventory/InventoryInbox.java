@@ -2,7 +2,7 @@ package dev.dedup.examples.inventory;
 
 import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
-import dev.dedup.spi.DedupStore;
+import dev.dedup.DedupStore;
 import dev.dedup.store.postgres.PostgresDedupStore;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -54,7 +54,7 @@ final class InventoryInbox implements SimulatedBroker.Subscriber {
     }
 
     @Override
-    public boolean deliver(ReserveStock message) {
+    public boolean deliver(ReserveStock message, SimulatedBroker.Kind kind) {
         try (Connection transaction = dataSource.getConnection()) {
             transaction.setAutoCommit(false);
             DedupStore inbox = store.inTransaction(transaction);

@@ -9,7 +9,8 @@ final class NaiveReservationConsumer implements SimulatedBroker.Subscriber {
     }
 
     @Override
-    public boolean deliver(ReserveStock message) {
+    public boolean deliver(ReserveStock message, SimulatedBroker.Kind kind) {
+        Inventory.takeAMoment();
         inventory.reserve(message.sku(), message.quantity());
         return true;
     }

@@ -1,9 +1,9 @@
 package dev.dedup.examples.readme;
 
+import dev.dedup.DedupStore;
 import dev.dedup.IdempotentConsumer;
 import dev.dedup.ProcessingOutcome;
 import dev.dedup.ResultCodec;
-import dev.dedup.spi.DedupStore;
 
 /** A handler whose effect is all that matters: nothing to replay. */
 class AuditListener {

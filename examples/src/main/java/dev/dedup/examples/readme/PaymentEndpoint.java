@@ -1,9 +1,9 @@
 package dev.dedup.examples.readme;
 
+import dev.dedup.DedupStore;
 import dev.dedup.IdempotentConsumer;
 import dev.dedup.ProcessingOutcome;
 import dev.dedup.ResultCodec;
-import dev.dedup.spi.DedupStore;
 import java.time.Duration;
 
 /** The README's Idempotency-Key example, on Java 17 (no pattern switch), with a stand-in HTTP response type. */

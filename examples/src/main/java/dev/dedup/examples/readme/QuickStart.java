@@ -1,11 +1,7 @@
 package dev.dedup.examples.readme;
 
 // readme:quick-start
-import dev.dedup.DedupStores;
-import dev.dedup.IdempotentConsumer;
-import dev.dedup.ProcessingOutcome;
-import dev.dedup.ResultCodec;
-import dev.dedup.spi.DedupStore;
+import dev.dedup.*;   // DedupStore, DedupStores, IdempotentConsumer, ProcessingOutcome, ResultCodec
 import java.time.Duration;
 
 class OrderListener {

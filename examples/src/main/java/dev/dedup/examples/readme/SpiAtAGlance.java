@@ -5,7 +5,7 @@ import dev.dedup.ClaimResult;
 import java.time.Duration;
 import java.util.List;
 
-/** The README's summary of {@link dev.dedup.spi.DedupStore}, kept compiling beside the real interface. */
+/** The README's summary of {@link dev.dedup.DedupStore}, kept compiling beside the real interface. */
 interface SpiAtAGlance {
     // readme:spi
     ClaimResult claim(String key, Duration lease);                    // Claim(owner, expiresAt) | Duplicate(state, expiresAt, result)

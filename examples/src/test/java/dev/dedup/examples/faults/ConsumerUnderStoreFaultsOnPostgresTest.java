@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.dedup.DedupStore;
 import dev.dedup.DedupStoreException;
 import dev.dedup.IdempotentConsumer;
 import dev.dedup.ProcessingOutcome;
 import dev.dedup.ResultCodec;
-import dev.dedup.spi.DedupStore;
 import dev.dedup.store.postgres.PostgresDedupStore;
 import dev.dedup.tck.FaultProxy;
 import dev.dedup.tck.TestServers;

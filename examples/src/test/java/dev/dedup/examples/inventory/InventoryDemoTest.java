@@ -16,7 +16,8 @@ class InventoryDemoTest {
         assertThat(broker.crashesBeforeAck()).as("crashes before ack").isPositive();
         assertThat(broker.duplicatePublishes()).as("duplicate publishes").isPositive();
         assertThat(broker.undelivered()).as("undelivered").isZero();
-        assertThat(result.sameDeliveries()).as("both consumers saw the same deliveries").isTrue();
+        assertThat(result.outcomes().inProgressElsewhere())
+                .as("4 consumer threads met a message and its duplicate at the same moment").isPositive();
 
         assertThat(result.idempotent().reserved()).containsExactlyEntriesOf(result.idempotent().expected());
         assertThat(result.idempotent().expected()).hasSize(DemoConfig.DEFAULT_SKUS);
@@ -30,9 +31,13 @@ class InventoryDemoTest {
 
         OutcomeCounts outcomes = result.outcomes();
         assertThat(outcomes.processed()).isEqualTo(result.uniqueMessages());
-        assertThat(outcomes.alreadyProcessed())
+        assertThat(outcomes.alreadyProcessed() + outcomes.inProgressElsewhere())
                 .isEqualTo(result.idempotentDeliveries().deliveries() - result.uniqueMessages());
-        assertThat(outcomes.failed() + outcomes.inProgressElsewhere() + outcomes.leaseLost()).isZero();
+        assertThat(outcomes.duplicatePublishesRecognised()).as("duplicate publishes recognised").isPositive();
+        assertThat(outcomes.redeliveriesRecognised()).as("redeliveries after a crash recognised").isPositive();
+        assertThat(outcomes.inProgressElsewhere()).as("nacked while in progress; each came back")
+                .isEqualTo(result.idempotentDeliveries().nacks());
+        assertThat(outcomes.failed() + outcomes.leaseLost()).isZero();
     }
 
     @Test
@@ -40,7 +45,10 @@ class InventoryDemoTest {
         DemoResult first = InventoryDemo.run(DemoConfig.defaults("memory:"));
         DemoResult second = InventoryDemo.run(DemoConfig.defaults("memory:"));
 
-        assertThat(second.idempotentDeliveries()).isEqualTo(first.idempotentDeliveries());
+        // The naive consumer always acks, so its run depends on the seed alone; which of two concurrent copies
+        // the idempotent consumer processes first may vary, its exactness may not.
+        assertThat(second.naiveDeliveries()).isEqualTo(first.naiveDeliveries());
+        assertThat(second.idempotent().exact()).isTrue();
         assertThat(second.naive().reserved()).isEqualTo(first.naive().reserved());
         assertThat(second.namespace()).as("each run gets a fresh namespace").isNotEqualTo(first.namespace());
     }

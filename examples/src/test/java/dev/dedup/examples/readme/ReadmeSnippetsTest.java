@@ -16,29 +16,36 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 /**
- * Every Java and XML block in the README is a region of a file the build compiles (the classes in this package)
- * or uses (the consumer project's pom), so a snippet that stops compiling, or drifts from its source, fails here.
+ * Every Java and XML block in the README (and in the docs pages that continue it, {@link #PAGES}) is a region of a
+ * file the build compiles (the classes in this package) or uses (the consumer project's pom), so a snippet that
+ * stops compiling, or drifts from its source, fails here.
  * A region runs from a {@code // readme:name} (or {@code <!-- readme:name -->}) line to the next {@code // end}.
  */
 class ReadmeSnippetsTest {
     private static final Path ROOT = Path.of("..");
+    /** The pages whose code blocks users copy as they are; the store pages show builder calls in context. */
+    static final List<String> PAGES = List.of("README.md", "docs/consumer.md", "docs/spi.md",
+            "docs/micrometer.md");
     private static final Pattern FENCE = Pattern.compile("(?ms)^```(java|xml)\\n(.*?)^```$");
     private static final Pattern REGION = Pattern.compile(
             "(?ms)^[ \\t]*(?://|<!--) readme:([\\w-]+)(?: -->)?\\n(.*?)^[ \\t]*(?://|<!--) end(?: -->)?$");
 
     @Test
-    @DisplayName("every Java and XML block in the README is a compiled region, and every region is in the README")
+    @DisplayName("every Java and XML block in the README and its pages is a compiled region, and every region is shown")
     void readmeBlocksAreCompiledSources() throws IOException {
         Map<String, String> regions = regions();
-        List<String> blocks = blocks(Files.readString(ROOT.resolve("README.md")));
+        List<String> blocks = new ArrayList<>();
+        for (String page : PAGES) {
+            blocks.addAll(blocks(Files.readString(ROOT.resolve(page))));
+        }
 
         assertThat(regions).as("regions found").isNotEmpty();
         for (String block : blocks) {
-            assertThat(regions.values()).as("a compiled source region equal to this README block:\n" + block)
+            assertThat(regions.values()).as("a compiled source region equal to this block:\n" + block)
                     .contains(block);
         }
         for (Map.Entry<String, String> region : regions.entrySet()) {
-            assertThat(blocks).as("README block for region " + region.getKey()).contains(region.getValue());
+            assertThat(blocks).as("a block in " + PAGES + " for region " + region.getKey()).contains(region.getValue());
         }
     }
 

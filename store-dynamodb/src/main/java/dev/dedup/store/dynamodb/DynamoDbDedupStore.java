@@ -37,7 +37,7 @@ import software.amazon.awssdk.services.dynamodb.model.ReturnValuesOnConditionChe
 import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
 
 /**
- * A {@link dev.dedup.spi.DedupStore} on DynamoDB, through the AWS SDK for Java v2.
+ * A {@link dev.dedup.DedupStore} on DynamoDB, through the AWS SDK for Java v2.
  *
  * <p>A claim is one conditional {@code PutItem}: it writes the item when it is absent or expired
  * ({@code attribute_not_exists(pk) OR expires_at_ms <= :now}); {@code ConditionalCheckFailedException} means a live

@@ -1,6 +1,6 @@
 package dev.dedup.store.dynamodb;
 
-import dev.dedup.spi.DedupStore;
+import dev.dedup.DedupStore;
 import dev.dedup.tck.DedupStoreContractTest;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;

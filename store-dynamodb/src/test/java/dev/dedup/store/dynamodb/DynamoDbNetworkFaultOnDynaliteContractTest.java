@@ -1,6 +1,6 @@
 package dev.dedup.store.dynamodb;
 
-import dev.dedup.spi.DedupStore;
+import dev.dedup.DedupStore;
 import dev.dedup.tck.NetworkFaultContractTest;
 import java.net.InetSocketAddress;
 import java.time.Duration;

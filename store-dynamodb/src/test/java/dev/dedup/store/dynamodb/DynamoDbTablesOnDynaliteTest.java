@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.dedup.Claim;
 import dev.dedup.DedupConfigurationException;
+import dev.dedup.DedupStore;
 import dev.dedup.DedupStores;
-import dev.dedup.spi.DedupStore;
 import java.time.Duration;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;

@@ -47,7 +47,7 @@ import org.bson.BsonString;
 import org.bson.conversions.Bson;
 
 /**
- * A {@link dev.dedup.spi.DedupStore} on MongoDB through the official sync driver. One document per key, keyed by a
+ * A {@link dev.dedup.DedupStore} on MongoDB through the official sync driver. One document per key, keyed by a
  * unique {@code _id} of {@code namespace:key} (layout in {@link MongoRecord}).
  *
  * <p><b>A claim is insert-first.</b> It inserts a fresh document: a new key is one {@code insertOne}, one round trip,

@@ -3,7 +3,7 @@ package dev.dedup.store.mongo;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoDatabase;
-import dev.dedup.spi.DedupStore;
+import dev.dedup.DedupStore;
 import dev.dedup.tck.DedupStoreContractTest;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;

@@ -2,7 +2,7 @@ package dev.dedup.store.mongo;
 
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
-import dev.dedup.spi.DedupStore;
+import dev.dedup.DedupStore;
 import dev.dedup.tck.NetworkFaultContractTest;
 import java.net.InetSocketAddress;
 import org.junit.jupiter.api.AfterAll;

@@ -3,7 +3,7 @@ package dev.dedup.store.postgres;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.dedup.DedupConfigurationException;
-import dev.dedup.spi.DedupStore;
+import dev.dedup.DedupStore;
 import dev.dedup.spi.DedupStoreProvider;
 import dev.dedup.spi.StoreUri;
 import dev.dedup.spi.UriParameters;

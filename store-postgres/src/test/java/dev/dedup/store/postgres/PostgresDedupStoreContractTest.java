@@ -1,7 +1,7 @@
 package dev.dedup.store.postgres;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.dedup.spi.DedupStore;
+import dev.dedup.DedupStore;
 import dev.dedup.tck.DedupStoreContractTest;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;

@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.dedup.Claim;
+import dev.dedup.DedupStore;
 import dev.dedup.DedupStoreException;
 import dev.dedup.DedupStores;
-import dev.dedup.spi.DedupStore;
 import dev.dedup.Duplicate;
 import dev.dedup.tck.ServerOutages;
 import java.time.Duration;

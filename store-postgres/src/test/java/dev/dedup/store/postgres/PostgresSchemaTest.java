@@ -5,10 +5,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.dedup.Claim;
-import dev.dedup.Duplicate;
 import dev.dedup.DedupConfigurationException;
+import dev.dedup.DedupStore;
 import dev.dedup.DedupStores;
-import dev.dedup.spi.DedupStore;
+import dev.dedup.Duplicate;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

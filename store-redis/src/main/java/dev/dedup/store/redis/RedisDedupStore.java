@@ -28,7 +28,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.regex.Pattern;
 
 /**
- * A {@link dev.dedup.spi.DedupStore} on Redis, standalone or Cluster, through Lettuce.
+ * A {@link dev.dedup.DedupStore} on Redis, standalone or Cluster, through Lettuce.
  *
  * <p>Every operation is one Lua script (see {@link RedisScripts}): a claim sets the key only if absent, with a
  * server-side expiry, and returns the existing record and its remaining time when the key is taken, so a

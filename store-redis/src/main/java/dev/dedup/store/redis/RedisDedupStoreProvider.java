@@ -1,8 +1,8 @@
 package dev.dedup.store.redis;
 
 import dev.dedup.DedupConfigurationException;
+import dev.dedup.DedupStore;
 import dev.dedup.DedupStoreException;
-import dev.dedup.spi.DedupStore;
 import dev.dedup.spi.DedupStoreProvider;
 import dev.dedup.spi.StoreUri;
 import dev.dedup.spi.UriParameters;

@@ -1,6 +1,6 @@
 package dev.dedup.store.redis;
 
-import dev.dedup.spi.DedupStore;
+import dev.dedup.DedupStore;
 import dev.dedup.tck.DedupStoreContractTest;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.cluster.RedisClusterClient;

@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
+import dev.dedup.DedupStore;
 import dev.dedup.DedupStoreException;
 import dev.dedup.DedupStores;
-import dev.dedup.spi.DedupStore;
 import dev.dedup.tck.ServerOutages;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.cluster.RedisClusterClient;

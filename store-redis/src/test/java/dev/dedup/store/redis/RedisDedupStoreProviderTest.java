@@ -6,9 +6,9 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 
 import dev.dedup.Claim;
 import dev.dedup.DedupConfigurationException;
+import dev.dedup.DedupStore;
 import dev.dedup.DedupStoreException;
 import dev.dedup.DedupStores;
-import dev.dedup.spi.DedupStore;
 import dev.dedup.spi.StoreUri;
 import dev.dedup.tck.NoSecrets;
 import io.lettuce.core.RedisCredentials;

@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
+import dev.dedup.DedupStore;
 import dev.dedup.DedupStores;
 import dev.dedup.Duplicate;
 import dev.dedup.RecordState;
-import dev.dedup.spi.DedupStore;
 import dev.dedup.tck.FaultProxy;
 import java.net.URI;
 import java.time.Duration;

@@ -1,7 +1,7 @@
 package dev.dedup.store.redis;
 
+import dev.dedup.DedupStore;
 import dev.dedup.DedupStores;
-import dev.dedup.spi.DedupStore;
 import dev.dedup.tck.NetworkFaultContractTest;
 import java.net.InetSocketAddress;
 import java.net.URI;

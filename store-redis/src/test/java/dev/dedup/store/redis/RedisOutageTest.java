@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.dedup.Claim;
+import dev.dedup.DedupStore;
 import dev.dedup.DedupStoreException;
 import dev.dedup.DedupStores;
-import dev.dedup.spi.DedupStore;
 import dev.dedup.tck.ServerOutages;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;

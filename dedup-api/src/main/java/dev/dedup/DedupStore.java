@@ -1,15 +1,13 @@
-package dev.dedup.spi;
+package dev.dedup;
 
-import dev.dedup.Claim;
-import dev.dedup.ClaimResult;
-import dev.dedup.DedupLimits;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Claim a key once, for a TTL. The whole SPI a backend implements; extend {@link AbstractDedupStore}, which checks
- * every argument against {@link DedupLimits} before the backend sees it.
+ * Claim a key once, for a TTL: the store every application holds, and the whole SPI a backend implements. Backends
+ * extend {@link dev.dedup.spi.AbstractDedupStore}, which checks every argument against {@link DedupLimits} before the
+ * backend sees it.
  *
  * <p>The contract every store keeps (proved by {@code dev.dedup.tck.DedupStoreContractTest}):
  * <ol>
@@ -19,7 +17,7 @@ import java.util.List;
  *   <li>Keys live in the store's {@link #namespace()}; the same key in two namespaces is two keys.
  *   <li>Expiry uses the server's clock where the backend has one, else the store's injectable {@code Clock}.
  *   <li>Bad input throws {@link IllegalArgumentException} and changes nothing stored.
- *   <li>Backend failures throw {@link dev.dedup.DedupStoreException} with the cause attached.
+ *   <li>Backend failures throw {@link DedupStoreException} with the cause attached.
  * </ol>
  */
 public interface DedupStore extends AutoCloseable {
@@ -38,8 +36,8 @@ public interface DedupStore extends AutoCloseable {
 
     /**
      * Turns the caller's in-progress claim into a failed record kept for {@code retention}, with an optional
-     * {@code error} payload (null for none) that duplicates get back as a {@link dev.dedup.Duplicate} in state
-     * {@link dev.dedup.RecordState#FAILED}: for failures that retrying cannot fix, such as a declined payment. False
+     * {@code error} payload (null for none) that duplicates get back as a {@link Duplicate} in state
+     * {@link RecordState#FAILED}: for failures that retrying cannot fix, such as a declined payment. False
      * if the claim is no longer the caller's.
      */
     boolean fail(Claim claim, Duration retention, byte[] error);

@@ -1,0 +1,152 @@
+package dev.dedup.micrometer;
+
+import dev.dedup.Claim;
+import dev.dedup.ClaimResult;
+import dev.dedup.DedupStore;
+import dev.dedup.DedupStoreException;
+import dev.dedup.Duplicate;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.function.Supplier;
+
+/**
+ * A {@link DedupStore} that records what every call did in a {@link MeterRegistry}, then answers exactly as the
+ * store it wraps. Meters (all tagged {@code store} and {@code namespace}):
+ * <ul>
+ *   <li>{@code dedup.claims} (counter), tag {@code result}: {@code claimed}, {@code duplicate_in_progress},
+ *       {@code duplicate_completed}, {@code duplicate_failed}; one per key, {@code claimAll} included.
+ *   <li>{@code dedup.store.calls} (timer, with a percentile histogram), tags {@code operation} ({@code claim},
+ *       {@code claim_all}, {@code complete}, {@code fail}, {@code release}, {@code extend}) and {@code outcome}:
+ *       {@code ok}, {@code not_owner} (the call returned false: the lease was lost), {@code error_retryable},
+ *       {@code error_permanent}.
+ * </ul>
+ * Alert on {@code not_owner} for complete (a handler outlived its lease) and on the error outcomes.
+ */
+public final class MeteredDedupStore implements DedupStore {
+    private final DedupStore store;
+    private final MeterRegistry registry;
+    private final Tags tags;
+
+    private MeteredDedupStore(DedupStore store, MeterRegistry registry, String storeName) {
+        this.store = store;
+        this.registry = registry;
+        this.tags = Tags.of("store", storeName, "namespace", store.namespace());
+    }
+
+    /**
+     * Wraps {@code store}, tagging its meters with {@code store} = the store's kind ({@code redis},
+     * {@code postgres}, {@code dynamodb}, {@code mongo}, {@code inmemory}).
+     *
+     * @param store the store to measure; closing the wrapper closes it
+     * @param registry where the meters go
+     * @return a store that answers as {@code store} does and records each call
+     */
+    public static MeteredDedupStore wrap(DedupStore store, MeterRegistry registry) {
+        Objects.requireNonNull(store, "store");
+        return wrap(store, registry, kindOf(store));
+    }
+
+    /**
+     * Wraps {@code store}, tagging its meters with {@code store} = {@code storeName}.
+     *
+     * @param store the store to measure; closing the wrapper closes it
+     * @param registry where the meters go
+     * @param storeName the value of the {@code store} tag, for example {@code orders-redis}
+     * @return a store that answers as {@code store} does and records each call
+     */
+    public static MeteredDedupStore wrap(DedupStore store, MeterRegistry registry, String storeName) {
+        return new MeteredDedupStore(Objects.requireNonNull(store, "store"),
+                Objects.requireNonNull(registry, "registry"), Objects.requireNonNull(storeName, "storeName"));
+    }
+
+    /** {@code RedisDedupStore} → {@code redis}: the class name without its suffix, in lower case. */
+    static String kindOf(DedupStore store) {
+        String name = store.getClass().getSimpleName().replace("DedupStore", "");
+        return name.isEmpty() ? "custom" : name.toLowerCase(Locale.ROOT);
+    }
+
+    @Override
+    public String namespace() {
+        return store.namespace();
+    }
+
+    @Override
+    public ClaimResult claim(String key, Duration lease) {
+        ClaimResult result = timed("claim", () -> store.claim(key, lease), r -> "ok");
+        countClaim(result);
+        return result;
+    }
+
+    @Override
+    public List<ClaimResult> claimAll(List<String> keys, Duration lease) {
+        List<ClaimResult> results = timed("claim_all", () -> store.claimAll(keys, lease), r -> "ok");
+        results.forEach(this::countClaim);
+        return results;
+    }
+
+    @Override
+    public boolean complete(Claim claim, Duration retention, byte[] result) {
+        return timed("complete", () -> store.complete(claim, retention, result), MeteredDedupStore::owned);
+    }
+
+    @Override
+    public boolean fail(Claim claim, Duration retention, byte[] error) {
+        return timed("fail", () -> store.fail(claim, retention, error), MeteredDedupStore::owned);
+    }
+
+    @Override
+    public boolean release(Claim claim) {
+        return timed("release", () -> store.release(claim), MeteredDedupStore::owned);
+    }
+
+    @Override
+    public boolean extend(Claim claim, Duration lease) {
+        return timed("extend", () -> store.extend(claim, lease), MeteredDedupStore::owned);
+    }
+
+    @Override
+    public void close() {
+        store.close();
+    }
+
+    private static String owned(Boolean done) {
+        return done ? "ok" : "not_owner";
+    }
+
+    private <T> T timed(String operation, Supplier<T> call, java.util.function.Function<T, String> outcomeOf) {
+        long started = System.nanoTime();
+        String outcome = "error_permanent";
+        try {
+            T result = call.get();
+            outcome = outcomeOf.apply(result);
+            return result;
+        } catch (DedupStoreException e) {
+            outcome = e.isRetryable() ? "error_retryable" : "error_permanent";
+            throw e;
+        } finally {
+            Timer.builder("dedup.store.calls")
+                    .description("Calls to the dedup store, by operation and outcome")
+                    .tags(tags).tag("operation", operation).tag("outcome", outcome)
+                    .publishPercentileHistogram()
+                    .register(registry)
+                    .record(System.nanoTime() - started, java.util.concurrent.TimeUnit.NANOSECONDS);
+        }
+    }
+
+    private void countClaim(ClaimResult result) {
+        String value = result instanceof Duplicate duplicate
+                ? "duplicate_" + duplicate.state().name().toLowerCase(Locale.ROOT)
+                : "claimed";
+        Counter.builder("dedup.claims")
+                .description("Claims by result: won, or a duplicate of a record in progress, completed or failed")
+                .tags(tags).tag("result", value)
+                .register(registry)
+                .increment();
+    }
+}

@@ -1,0 +1,93 @@
+package dev.dedup.micrometer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.dedup.Claim;
+import dev.dedup.DedupStore;
+import dev.dedup.DedupStoreException;
+import dev.dedup.DedupStores;
+import dev.dedup.tck.FaultProxy;
+import dev.dedup.tck.TestServers;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/** The meters of a real Redis store: every claim result, every call's outcome, store errors under a fault. */
+class MeteredDedupStoreOnRedisTest {
+    private static final Duration LEASE = Duration.ofMinutes(1);
+
+    private final MeterRegistry registry = new SimpleMeterRegistry();
+    private final String namespace = "metrics-" + UUID.randomUUID().toString().substring(0, 8);
+    private FaultProxy proxy;
+    private DedupStore store;
+
+    @BeforeEach
+    void open() {
+        URI redis = URI.create(TestServers.require("Redis 7", "DEDUP_TEST_REDIS_URL", null));
+        proxy = FaultProxy.start(redis.getHost(), redis.getPort());
+        store = MeteredDedupStore.wrap(DedupStores.open("redis://" + proxy.host() + ":" + proxy.port()
+                + "?timeout=500ms&namespace=" + namespace), registry);
+    }
+
+    @AfterEach
+    void close() {
+        proxy.heal();
+        store.close();
+        proxy.close();
+    }
+
+    private double claims(String result) {
+        return registry.get("dedup.claims").tags("store", "redis", "namespace", namespace, "result", result)
+                .counter().count();
+    }
+
+    private long calls(String operation, String outcome) {
+        return registry.get("dedup.store.calls").tags("operation", operation, "outcome", outcome).timer().count();
+    }
+
+    @Test
+    @DisplayName("claims are counted by result, and each call is timed by operation and outcome")
+    void countsClaimsAndTimesCalls() {
+        String done = "k-" + UUID.randomUUID();
+        String failed = "k-" + UUID.randomUUID();
+        Claim first = (Claim) store.claim(done, LEASE);
+        store.claim(done, LEASE);
+        assertThat(store.complete(first, LEASE, null)).isTrue();
+        store.claim(done, LEASE);
+        assertThat(store.fail((Claim) store.claim(failed, LEASE), LEASE, null)).isTrue();
+        store.claimAll(List.of(failed, "k-" + UUID.randomUUID()), LEASE);
+        assertThat(store.complete(first, LEASE, null)).isFalse();
+
+        assertThat(claims("claimed")).isEqualTo(3);
+        assertThat(claims("duplicate_in_progress")).isEqualTo(1);
+        assertThat(claims("duplicate_completed")).isEqualTo(1);
+        assertThat(claims("duplicate_failed")).isEqualTo(1);
+        assertThat(calls("claim", "ok")).isEqualTo(4);
+        assertThat(calls("claim_all", "ok")).isEqualTo(1);
+        assertThat(calls("complete", "ok")).isEqualTo(1);
+        assertThat(calls("complete", "not_owner")).isEqualTo(1);
+        assertThat(calls("fail", "ok")).isEqualTo(1);
+    }
+
+    @Test
+    @DisplayName("a store that cannot be reached is counted as a retryable error, and the error still reaches the caller")
+    void countsStoreErrors() {
+        store.claim("k-" + UUID.randomUUID(), LEASE);
+        proxy.refuseConnections(true);
+        proxy.cutConnections();
+
+        assertThatThrownBy(() -> store.claim("k-" + UUID.randomUUID(), LEASE))
+                .isInstanceOf(DedupStoreException.class);
+
+        assertThat(calls("claim", "error_retryable")).isEqualTo(1);
+        assertThat(calls("claim", "ok")).isEqualTo(1);
+    }
+}

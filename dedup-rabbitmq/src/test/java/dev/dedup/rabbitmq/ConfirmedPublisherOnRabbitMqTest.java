@@ -1,0 +1,136 @@
+package dev.dedup.rabbitmq;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.GetResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The publisher helper on the real broker: ids, confirms, and each typed failure caused for real. */
+@Timeout(60)
+class ConfirmedPublisherOnRabbitMqTest {
+    private static final byte[] BODY = "reserve".getBytes(StandardCharsets.UTF_8);
+
+    private Connection connection;
+    private Channel admin;
+    private String queue;
+    private ConfirmedPublisher publisher;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        connection = RabbitTestBroker.connect("test-publisher");
+        admin = connection.createChannel();
+        queue = RabbitTestBroker.unique("published");
+        admin.queueDeclare(queue, false, false, false, null);
+        publisher = ConfirmedPublisher.open(connection, Duration.ofSeconds(10));
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        publisher.close();
+        admin.queueDelete(queue);
+        connection.close();
+    }
+
+    @Test
+    void setsARandomMessageIdWhenNoneIsGivenAndKeepsAGivenOne() throws Exception {
+        String generated = publisher.publish("", queue, null, BODY);
+        String given = publisher.publish("", queue, new AMQP.BasicProperties.Builder().messageId("order-7")
+                .contentType("text/plain").build(), BODY);
+
+        assertThat(generated).matches("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
+        assertThat(given).isEqualTo("order-7");
+        GetResponse first = admin.basicGet(queue, true);
+        GetResponse second = admin.basicGet(queue, true);
+        assertThat(first.getProps().getMessageId()).isEqualTo(generated);
+        assertThat(second.getProps().getMessageId()).isEqualTo("order-7");
+        assertThat(second.getProps().getContentType()).isEqualTo("text/plain");
+    }
+
+    @Test
+    void concurrentPublishesEachWaitForTheirOwnConfirm() throws Exception {
+        ExecutorService threads = Executors.newFixedThreadPool(4);
+        Set<String> ids = ConcurrentHashMap.newKeySet();
+        List<Future<?>> done = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            done.add(threads.submit(() -> {
+                for (int i = 0; i < 100; i++) {
+                    ids.add(publisher.publish("", queue, null, BODY));
+                }
+            }));
+        }
+        for (Future<?> future : done) {
+            future.get();
+        }
+        threads.shutdown();
+
+        assertThat(ids).hasSize(400);
+        assertThat(admin.queueDeclarePassive(queue).getMessageCount()).isEqualTo(400);
+    }
+
+    @Test
+    void aMessageNoQueueTakesFailsAsUnroutable() {
+        assertThatThrownBy(() -> publisher.publish("amq.direct", RabbitTestBroker.unique("nobody"),
+                new AMQP.BasicProperties.Builder().messageId("order-8").build(), BODY))
+                .isInstanceOfSatisfying(PublishException.class, e -> {
+                    assertThat(e.reason()).isEqualTo(PublishException.Reason.UNROUTABLE);
+                    assertThat(e.messageId()).isEqualTo("order-8");
+                    assertThat(e).hasMessageContaining("order-8").hasMessageContaining("amq.direct");
+                });
+        // The publisher still works afterwards.
+        assertThat(publisher.publish("", queue, null, BODY)).isNotBlank();
+    }
+
+    @Test
+    void aMessageTheBrokerRefusesFailsAsNacked() throws Exception {
+        String full = RabbitTestBroker.unique("full");
+        admin.queueDeclare(full, false, false, false, Map.of("x-max-length", 1, "x-overflow", "reject-publish"));
+        try {
+            publisher.publish("", full, null, BODY);
+            assertThatThrownBy(() -> publisher.publish("", full, null, BODY))
+                    .isInstanceOfSatisfying(PublishException.class,
+                            e -> assertThat(e.reason()).isEqualTo(PublishException.Reason.NACKED));
+        } finally {
+            admin.queueDelete(full);
+        }
+    }
+
+    @Test
+    void aChannelClosedByTheBrokerFailsAsChannelClosedWithoutCredentials() {
+        // Publishing to a missing exchange makes the broker close the channel (404) instead of confirming.
+        assertThatThrownBy(() -> publisher.publish(RabbitTestBroker.unique("missing"), "anything", null, BODY))
+                .isInstanceOfSatisfying(PublishException.class, e -> {
+                    assertThat(e.reason()).isEqualTo(PublishException.Reason.CHANNEL_CLOSED);
+                    assertThat(e.getMessage()).doesNotContain("guest");
+                });
+        assertThat(publisher.isOpen()).isFalse();
+        assertThatThrownBy(() -> publisher.publish("", queue, null, BODY))
+                .isInstanceOfSatisfying(PublishException.class,
+                        e -> assertThat(e.reason()).isEqualTo(PublishException.Reason.CHANNEL_CLOSED));
+    }
+
+    @Test
+    void badSettingsAreRefused() {
+        assertThatThrownBy(() -> ConfirmedPublisher.open(connection, Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("timeout");
+        assertThatThrownBy(() -> DedupQueues.named("amq.orders")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> DedupQueues.named("orders").retryDelay(Duration.ofDays(2)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("retryDelay");
+    }
+}

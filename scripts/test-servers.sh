@@ -4,13 +4,15 @@
 #   - Redis standalone (not the machine's own on 6379)
 #   - Redis Cluster, 3 masters + 3 replicas
 #   - dynalite, the open-source DynamoDB emulator (npm)
+#   - Kafka 4.1.1, one KRaft broker+controller, from the Maven Central jars (fetched with Maven)
 #   - RabbitMQ: a broker already answering on its port is used as it is (and never
 #     stopped); otherwise rabbitmq-server (Debian) is installed as root and started
 # Everything binds to 127.0.0.1 on fixed ports below the ephemeral port range and
 # lives in one state directory, so nothing else on the machine is touched.
 #
 # Usage: scripts/test-servers.sh up|down|env|status
-#        scripts/test-servers.sh pause|resume postgres|redis|redis-cluster:<port>|dynalite
+#        scripts/test-servers.sh pause|resume postgres|redis|redis-cluster:<port>|dynalite|kafka
+#        scripts/test-servers.sh up kafka     start (installing if needed) only the Kafka broker
 #   up      start whatever is not running yet (installs missing packages as root),
 #           then print the export lines; use as: eval "$(scripts/test-servers.sh up)"
 #   down    stop exactly the processes 'up' started and delete their data
@@ -27,6 +29,8 @@
 #   DEDUP_REDIS_PORT                default 16379
 #   DEDUP_REDIS_CLUSTER_BASE_PORT   first of 6 consecutive ports, default 17001
 #   DEDUP_REDIS_CLUSTER_TIMEOUT     seconds to wait for a healthy cluster, default 60
+#   DEDUP_KAFKA_PORT                Kafka's client port, default 19092; its controller uses the next one
+#   DEDUP_MVN                       the Maven command that fetches Kafka's jars, default mvn
 #   DEDUP_RABBITMQ_PORT             default 5672 (AMQP's own port, where a machine's broker listens)
 #   DEDUP_RABBITMQ_NODE             node name of a broker this script starts, default rabbit@localhost
 # A changed port takes effect after 'down' (PostgreSQL keeps its port in its config).
@@ -46,6 +50,9 @@ CLUSTER_NODES=6                 # with --cluster-replicas 1: 3 masters + 3 repli
 CLUSTER_TIMEOUT="${DEDUP_REDIS_CLUSTER_TIMEOUT:-60}"
 DYNALITE_PORT="${DEDUP_DYNALITE_PORT:-18000}"
 DYNALITE_VERSION=4.0.0
+KAFKA_PORT="${DEDUP_KAFKA_PORT:-19092}"
+KAFKA_CONTROLLER_PORT=$((KAFKA_PORT + 1))
+KAFKA_VERSION=4.1.1
 RABBIT_PORT="${DEDUP_RABBITMQ_PORT:-5672}"
 RABBIT_NODE="${DEDUP_RABBITMQ_NODE:-rabbit@localhost}"
 # npm packages survive 'down' (which deletes server data), so a second 'up' installs nothing.
@@ -61,6 +68,8 @@ REDIS_DIR="$STATE_DIR/redis"
 CLUSTER_DIR="$STATE_DIR/redis-cluster"
 DYNALITE_DIR="$STATE_DIR/dynalite"
 DYNALITE_BIN="$CACHE_DIR/npm/node_modules/dynalite/cli.js"
+KAFKA_DIR="$STATE_DIR/kafka"
+KAFKA_LIB="$CACHE_DIR/kafka-$KAFKA_VERSION/lib"
 RABBIT_DIR="$STATE_DIR/rabbitmq"
 
 CLUSTER_PORTS=()
@@ -170,7 +179,8 @@ require_port_free() {
 
 check_port_numbers() {
   local port
-  for port in "$PG_PORT" "$REDIS_PORT" "${CLUSTER_PORTS[@]}" "$DYNALITE_PORT" "$RABBIT_PORT"; do
+  for port in "$PG_PORT" "$REDIS_PORT" "${CLUSTER_PORTS[@]}" "$DYNALITE_PORT" "$RABBIT_PORT" \
+      "$KAFKA_PORT" "$KAFKA_CONTROLLER_PORT"; do
     if ! [[ $port =~ ^[0-9]+$ ]] || ((port < 1 || port > 65535)); then
       die "invalid port '$port'"
     fi
@@ -695,6 +705,184 @@ stop_rabbitmq() {
 }
 
 # ---------------------------------------------------------------------------
+# Kafka: one KRaft node (broker + controller) from the Maven Central jars, no binary download.
+
+# Fetches kafka_2.13 and its runtime jars into the cache once; 'down' keeps them.
+install_kafka() {
+  if [[ -f $KAFKA_LIB/.complete ]]; then
+    return 0
+  fi
+  command -v java >/dev/null || die "java is needed to run Kafka"
+  local mvn=${DEDUP_MVN:-mvn} project="$CACHE_DIR/kafka-$KAFKA_VERSION"
+  command -v "${mvn%% *}" >/dev/null || die "Maven ($mvn) is needed to fetch Kafka's jars"
+  log "fetching kafka_2.13:$KAFKA_VERSION and its jars from Maven Central into $KAFKA_LIB"
+  rm -rf "$KAFKA_LIB"
+  mkdir -p "$project"
+  # log4j-slf4j-impl: the SLF4J 1.7 binding the Kafka distribution ships, so the broker logs through log4j2.
+  cat > "$project/pom.xml" <<POM
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>dev.dedup.test-servers</groupId>
+  <artifactId>kafka-runtime</artifactId>
+  <version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency>
+      <groupId>org.apache.kafka</groupId>
+      <artifactId>kafka_2.13</artifactId>
+      <version>$KAFKA_VERSION</version>
+    </dependency>
+    <dependency>
+      <groupId>org.apache.logging.log4j</groupId>
+      <artifactId>log4j-slf4j-impl</artifactId>
+      <version>2.24.3</version>
+    </dependency>
+  </dependencies>
+</project>
+POM
+  # shellcheck disable=SC2086 # DEDUP_MVN may carry arguments
+  if ! $mvn -q -B -f "$project/pom.xml" \
+      org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies \
+      -DincludeScope=runtime -DoutputDirectory="$KAFKA_LIB" >&2 9>&-; then
+    die "could not fetch Kafka's jars with $mvn"
+  fi
+  [[ -f $KAFKA_LIB/kafka_2.13-$KAFKA_VERSION.jar ]] || die "kafka_2.13-$KAFKA_VERSION.jar is missing in $KAFKA_LIB"
+  touch "$KAFKA_LIB/.complete"
+}
+
+kafka_pid() {
+  local pid
+  pid=$(read_pid "$KAFKA_DIR/kafka.pid")
+  if [[ -n $pid ]] && pid_is "$pid" kafka.Kafka "$KAFKA_DIR/server.properties "; then
+    echo "$pid"
+  fi
+  return 0
+}
+
+# The broker logs this once the controller has registered and unfenced it: clients can use it from then on.
+kafka_answers() {
+  port_in_use "$KAFKA_PORT" && grep -q 'Kafka Server started' "$KAFKA_DIR/server.log" 2>/dev/null
+}
+
+write_kafka_config() {
+  cat > "$KAFKA_DIR/server.properties" <<PROPERTIES
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:$KAFKA_CONTROLLER_PORT
+listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
+advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+log.dirs=$KAFKA_DIR/data
+num.partitions=1
+auto.create.topics.enable=false
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=3
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+transaction.state.log.num.partitions=3
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+group.initial.rebalance.delay.ms=0
+# A restart after a crash waits for the old broker's session; shorter than the 9 s default.
+broker.session.timeout.ms=4000
+broker.heartbeat.interval.ms=1000
+PROPERTIES
+  cat > "$KAFKA_DIR/log4j2.properties" <<'PROPERTIES'
+rootLogger.level=INFO
+rootLogger.appenderRef.stdout.ref=STDOUT
+appender.stdout.type=Console
+appender.stdout.name=STDOUT
+appender.stdout.layout.type=PatternLayout
+appender.stdout.layout.pattern=[%d] %p %m (%c)%n
+logger.apache.name=org.apache.kafka
+logger.apache.level=WARN
+PROPERTIES
+}
+
+start_kafka() {
+  local pid
+  pid=$(kafka_pid)
+  if [[ -n $pid ]]; then
+    wait_until 60 kafka_answers \
+      || die "kafka (pid $pid) runs but does not answer on port $KAFKA_PORT; see $KAFKA_DIR/server.log"
+    log "kafka already running (pid $pid, port $KAFKA_PORT)"
+    return 0
+  fi
+  install_kafka
+  require_port_free "$KAFKA_PORT" kafka
+  require_port_free "$KAFKA_CONTROLLER_PORT" "kafka controller"
+  mkdir -p "$KAFKA_DIR"
+  write_kafka_config
+  # Small heap and C1 only: the broker shares two cores with the builds.
+  local java=(java -Xms128m -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1
+    "-Dlog4j2.configurationFile=$KAFKA_DIR/log4j2.properties" "-Dkafka.logs.dir=$KAFKA_DIR" -cp "$KAFKA_LIB/*")
+  if [[ ! -f $KAFKA_DIR/data/meta.properties ]]; then
+    log "formatting kafka storage in $KAFKA_DIR/data"
+    local cluster_id
+    # A KRaft cluster id: 16 random bytes, URL-safe Base64 without padding (22 characters).
+    cluster_id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | cut -c 1-22)
+    if ! "${java[@]}" kafka.tools.StorageTool format -t "$cluster_id" -c "$KAFKA_DIR/server.properties" \
+        > "$KAFKA_DIR/format.log" 2>&1 9>&-; then
+      cat "$KAFKA_DIR/format.log" >&2
+      die "kafka storage format failed"
+    fi
+  fi
+  log "starting kafka on 127.0.0.1:$KAFKA_PORT (controller $KAFKA_CONTROLLER_PORT)"
+  # A fresh log each start, so kafka_answers sees this start's line. Backgrounded directly so $! is java's PID.
+  nohup "${java[@]}" kafka.Kafka "$KAFKA_DIR/server.properties" > "$KAFKA_DIR/server.log" 2>&1 9>&- &
+  echo $! > "$KAFKA_DIR/kafka.pid"
+  if ! wait_until 60 kafka_answers; then
+    tail -n 30 "$KAFKA_DIR/server.log" >&2 || true
+    die "kafka on port $KAFKA_PORT did not start within 60 s; see $KAFKA_DIR/server.log"
+  fi
+}
+
+kafka_ports_closed() {
+  ! port_in_use "$KAFKA_PORT" && ! port_in_use "$KAFKA_CONTROLLER_PORT"
+}
+
+# Stops the broker but keeps its data: 'pause kafka' uses it to simulate an outage.
+halt_kafka() {
+  local pid
+  pid=$(kafka_pid)
+  if [[ -n $pid ]]; then
+    log "stopping kafka (pid $pid, port $KAFKA_PORT)"
+    stop_pid "$pid" kafka
+    # A killed JVM's main thread can be a zombie while its other threads still hold the sockets.
+    wait_until 30 kafka_ports_closed \
+      || die "kafka's ports $KAFKA_PORT/$KAFKA_CONTROLLER_PORT are still open after it stopped"
+  fi
+}
+
+stop_kafka() {
+  halt_kafka
+  rm -rf "$KAFKA_DIR"
+}
+
+kafka_status() {
+  local pid state=stopped
+  pid=$(kafka_pid)
+  if [[ -n $pid ]]; then
+    state="not-answering"
+    if kafka_answers; then state=running; fi
+  fi
+  status_line kafka "$state" "$KAFKA_PORT" "${pid:--}"
+}
+
+# 'up kafka': only the broker, for a state directory whose other servers run elsewhere (or not at all).
+cmd_up_kafka() {
+  local started=$SECONDS
+  check_port_numbers
+  warn_if_ephemeral "$KAFKA_PORT" "$KAFKA_CONTROLLER_PORT"
+  take_lock
+  start_kafka
+  log "kafka up ($((SECONDS - started)) s); state in $STATE_DIR"
+  echo "export DEDUP_TEST_KAFKA_BOOTSTRAP='127.0.0.1:$KAFKA_PORT'"
+}
+
+# ---------------------------------------------------------------------------
 # Subcommands
 
 print_env() {
@@ -708,6 +896,7 @@ print_env() {
   echo "export DEDUP_TEST_REDIS_CLUSTER_URL='redis://$joined'"
   echo "export DEDUP_TEST_DYNAMODB_URL='http://127.0.0.1:$DYNALITE_PORT'"
   echo "export DEDUP_TEST_RABBITMQ_URL='amqp://guest:guest@127.0.0.1:$RABBIT_PORT'"
+  echo "export DEDUP_TEST_KAFKA_BOOTSTRAP='127.0.0.1:$KAFKA_PORT'"
   # Reliability tests stop and restart a server through this script (pause/resume).
   echo "export DEDUP_TEST_SERVERS_SCRIPT='$(realpath "${BASH_SOURCE[0]}")'"
 }
@@ -769,6 +958,7 @@ print_status() {
     state="not-answering"
   fi
   status_line rabbitmq "$state" "$RABBIT_PORT" "${pid:--}"
+  kafka_status
 }
 
 # 'up' and 'down' must not interleave (e.g. two test runs starting at once).
@@ -788,6 +978,7 @@ cmd_up() {
   check_port_numbers
   ensure_installed
   warn_if_ephemeral "$PG_PORT" "$REDIS_PORT" "${CLUSTER_PORTS[@]}" "$DYNALITE_PORT" "$RABBIT_PORT"
+  warn_if_ephemeral "$KAFKA_PORT" "$KAFKA_CONTROLLER_PORT"
   local port
   for port in "${CLUSTER_PORTS[@]}"; do
     warn_if_ephemeral $((port + 10000))
@@ -798,6 +989,7 @@ cmd_up() {
   start_redis_cluster
   start_dynalite
   start_rabbitmq
+  start_kafka
   log "all servers up ($((SECONDS - started)) s); state in $STATE_DIR"
   print_env
 }
@@ -808,6 +1000,7 @@ cmd_down() {
     return 0
   fi
   take_lock
+  stop_kafka
   stop_rabbitmq
   stop_dynalite
   stop_redis_cluster
@@ -823,6 +1016,7 @@ cmd_pause() {
     postgres) halt_postgres ;;
     redis) stop_redis_process "$REDIS_DIR" "$REDIS_PORT" redis ;;
     dynalite) halt_dynalite ;;
+    kafka) halt_kafka ;;
     # One cluster node, e.g. redis-cluster:17001: its replica takes over after the node timeout.
     redis-cluster:*) stop_redis_process "$CLUSTER_DIR/${1#redis-cluster:}" "${1#redis-cluster:}" "redis-cluster node" ;;
     *) usage ;;
@@ -835,6 +1029,7 @@ cmd_resume() {
     postgres) start_postgres ;;
     redis) start_redis ;;
     dynalite) start_dynalite ;;
+    kafka) start_kafka ;;
     # Restarts every stopped node; each rejoins from its nodes.conf (a former master as a replica).
     redis-cluster | redis-cluster:*) start_redis_cluster ;;
     *) usage ;;
@@ -842,11 +1037,15 @@ cmd_resume() {
 }
 
 usage() {
-  echo "usage: $0 up|down|env|status, or $0 pause|resume postgres|redis|redis-cluster:<port>|dynalite" >&2
+  echo "usage: $0 up|down|env|status, $0 up kafka, or $0 pause|resume postgres|redis|redis-cluster:<port>|dynalite|kafka" >&2
   exit 2
 }
 
 main() {
+  if (($# == 2)) && [[ $1 == up && $2 == kafka ]]; then
+    cmd_up_kafka
+    return
+  fi
   if (($# == 2)) && [[ $1 == pause || $1 == resume ]]; then
     "cmd_$1" "$2"
     return

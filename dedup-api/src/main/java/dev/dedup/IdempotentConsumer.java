@@ -3,6 +3,11 @@ package dev.dedup;
 import dev.dedup.Heartbeats.Heartbeat;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.Executor;
@@ -72,7 +77,11 @@ public final class IdempotentConsumer<M, R> {
     /** Processes one delivery of {@code message} with {@code handler}, at most once per key while the key lives. */
     public ProcessingOutcome<R> process(M message, MessageHandler<? super M, ? extends R> handler) {
         Objects.requireNonNull(handler, "handler");
-        ProcessingOutcome<R> outcome = decide(message, handler);
+        return reported(decide(message, handler));
+    }
+
+    /** Hands an outcome to the {@link Builder#onOutcome} listener, and returns it. */
+    private ProcessingOutcome<R> reported(ProcessingOutcome<R> outcome) {
         try {
             outcomeListener.accept(outcome);
         } catch (RuntimeException e) {
@@ -89,6 +98,10 @@ public final class IdempotentConsumer<M, R> {
         } catch (RuntimeException e) {
             return new ProcessingOutcome.Failed<>(null, e, false);
         }
+        return claimAndRun(key, message, handler);
+    }
+
+    private ProcessingOutcome<R> claimAndRun(String key, M message, MessageHandler<? super M, ? extends R> handler) {
         ClaimResult claimed;
         try {
             claimed = StoreCalls.uninterrupted(() -> store.claim(key, lease));
@@ -107,6 +120,12 @@ public final class IdempotentConsumer<M, R> {
             releaseQuietly(claim, e);
             return new ProcessingOutcome.Failed<>(key, e, false);
         }
+        return runClaimed(claim, heartbeat, message, handler);
+    }
+
+    /** Runs the handler under a won claim whose heartbeat runs, and completes, fails or releases the claim. */
+    private ProcessingOutcome<R> runClaimed(Claim claim, Heartbeat heartbeat, M message,
+            MessageHandler<? super M, ? extends R> handler) {
         R result;
         try {
             result = handler.handle(message);
@@ -123,6 +142,158 @@ public final class IdempotentConsumer<M, R> {
         }
         heartbeat.stop();
         return complete(claim, result, heartbeat);
+    }
+
+    /**
+     * Processes messages that must take effect in their order, such as the records of one Kafka partition: claims
+     * all their keys with one {@link DedupStore#claimAll} call (not one claim per message), then runs the handler for
+     * each claimed message in order and completes, fails or releases its key exactly as {@link #process} does.
+     *
+     * <p>The walk stops after the first message that must be delivered again: {@link
+     * ProcessingOutcome.InProgressElsewhere}, or {@link ProcessingOutcome.Failed} with a key that was not kept. No
+     * later message takes effect before it, and the claims won for the later messages are released so that their
+     * redelivery can claim them at once. A message whose key cannot be found is {@code Failed} with a null key and
+     * does not stop the walk: every delivery of it would fail the same way, so route it to a dead letter.
+     *
+     * <p>Every won claim is heartbeated from the batch claim on, so a message waiting for the ones before it keeps
+     * its lease. A key that appears twice in the batch, or whose claim was lost while it waited, is claimed again on
+     * its own when its turn comes.
+     *
+     * @param messages the messages, in the order they must take effect
+     * @param handler the business work for one message
+     * @return one outcome per message walked, in order: as many as {@code messages}, or fewer when the walk stopped,
+     *     and then the last outcome is the one that stopped it
+     */
+    public List<ProcessingOutcome<R>> processInOrder(List<? extends M> messages,
+            MessageHandler<? super M, ? extends R> handler) {
+        Objects.requireNonNull(messages, "messages");
+        Objects.requireNonNull(handler, "handler");
+        OrderedBatch batch = new OrderedBatch(messages);
+        List<ProcessingOutcome<R>> outcomes = new ArrayList<>(messages.size());
+        try {
+            batch.claim();
+            for (int i = 0; i < messages.size(); i++) {
+                ProcessingOutcome<R> outcome = reported(batch.process(i, handler));
+                outcomes.add(outcome);
+                if (mustRedeliver(outcome)) {
+                    break;
+                }
+            }
+        } finally {
+            batch.releaseUnused();
+        }
+        return outcomes;
+    }
+
+    /** True for the outcomes that stop {@link #processInOrder}: the message must come again to take effect. */
+    private static boolean mustRedeliver(ProcessingOutcome<?> outcome) {
+        return outcome instanceof ProcessingOutcome.InProgressElsewhere
+                || outcome instanceof ProcessingOutcome.Failed<?> failed && failed.key() != null && !failed.keyKept();
+    }
+
+    /** One {@link #processInOrder} call: the messages' keys, and the claims won for them and not yet used. */
+    private final class OrderedBatch {
+        private final List<? extends M> messages;
+        private final String[] keys;
+        private final RuntimeException[] keyFailures;
+        /** The first position of each distinct key, in order: only that position uses the batch's claim result. */
+        private final Map<String, Integer> firstPosition = new LinkedHashMap<>();
+        private final Map<String, ClaimResult> claimed = new HashMap<>();
+        private final Map<String, Heartbeat> heartbeatOf = new HashMap<>();
+        private RuntimeException claimFailure;
+
+        OrderedBatch(List<? extends M> messages) {
+            this.messages = messages;
+            this.keys = new String[messages.size()];
+            this.keyFailures = new RuntimeException[messages.size()];
+            for (int i = 0; i < keys.length; i++) {
+                try {
+                    keys[i] = DedupLimits.checkKey(keyOf.apply(messages.get(i)));
+                    firstPosition.putIfAbsent(keys[i], i);
+                } catch (RuntimeException e) {
+                    keyFailures[i] = e;
+                }
+            }
+        }
+
+        /** One claimAll for every distinct key (split only past the store's batch limit), then the heartbeats. */
+        void claim() {
+            List<String> distinct = new ArrayList<>(firstPosition.keySet());
+            try {
+                for (int from = 0; from < distinct.size(); from += DedupLimits.MAX_BATCH_KEYS) {
+                    List<String> chunk = distinct.subList(from,
+                            Math.min(distinct.size(), from + DedupLimits.MAX_BATCH_KEYS));
+                    List<ClaimResult> results = StoreCalls.uninterrupted(() -> store.claimAll(chunk, lease));
+                    for (ClaimResult result : results) {
+                        claimed.put(result.key(), result);
+                    }
+                }
+                for (ClaimResult result : claimed.values()) {
+                    if (result instanceof Claim claim) {
+                        heartbeatOf.put(claim.key(), heartbeats.start(claim, lease));
+                    }
+                }
+            } catch (RuntimeException e) {
+                // A failed claimAll or heartbeat: run nothing, free what was won, and let the first keyed message
+                // report the failure (the walk stops there).
+                claimFailure = e;
+                releaseUnused();
+            }
+        }
+
+        ProcessingOutcome<R> process(int i, MessageHandler<? super M, ? extends R> handler) {
+            if (keyFailures[i] != null) {
+                return new ProcessingOutcome.Failed<>(null, keyFailures[i], false);
+            }
+            String key = keys[i];
+            if (claimFailure != null) {
+                return new ProcessingOutcome.Failed<>(key, claimFailure, false);
+            }
+            M message = messages.get(i);
+            if (firstPosition.get(key) != i) {
+                return claimAndRun(key, message, handler);
+            }
+            ClaimResult result = claimed.remove(key);
+            if (result instanceof Duplicate duplicate) {
+                return duplicateOutcome(duplicate);
+            }
+            Heartbeat heartbeat = heartbeatOf.remove(key);
+            if (heartbeat.lost()) {
+                // The store said the claim is no longer ours while the message waited: claim it afresh.
+                heartbeat.stop();
+                return claimAndRun(key, message, handler);
+            }
+            return runClaimed((Claim) result, heartbeat, message, handler);
+        }
+
+        /**
+         * Frees the claims won for messages the walk did not reach, so their redelivery runs at once. After the first
+         * failed release the rest are left to lapse with their lease: a store that is down would fail (or time out)
+         * once per claim.
+         */
+        void releaseUnused() {
+            List<Claim> unused = new ArrayList<>();
+            for (ClaimResult result : claimed.values()) {
+                if (result instanceof Claim claim) {
+                    Heartbeat heartbeat = heartbeatOf.remove(claim.key());
+                    if (heartbeat != null) {
+                        heartbeat.stop();
+                    }
+                    unused.add(claim);
+                }
+            }
+            claimed.clear();
+            for (int i = 0; i < unused.size(); i++) {
+                Claim claim = unused.get(i);
+                try {
+                    StoreCalls.uninterrupted(() -> store.release(claim));
+                } catch (RuntimeException e) {
+                    log.warn("could not release {} unused claim(s), from key {} on; they lapse with their lease",
+                            unused.size() - i, claim.key(), e);
+                    return;
+                }
+            }
+        }
     }
 
     private ProcessingOutcome<R> duplicateOutcome(Duplicate duplicate) {

@@ -1,0 +1,410 @@
+package dev.dedup.kafka;
+
+import dev.dedup.DedupLimits;
+import dev.dedup.DedupStore;
+import dev.dedup.IdempotentConsumer;
+import dev.dedup.MessageHandler;
+import dev.dedup.ProcessingOutcome;
+import dev.dedup.ResultCodec;
+import dev.dedup.kafka.RecordOutcome.Disposition;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Function;
+import java.util.function.Predicate;
+import org.apache.kafka.clients.consumer.CommitFailedException;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RebalanceInProgressException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Effectively-once processing for a plain {@link Consumer} poll loop (with {@code enable.auto.commit=false}):
+ *
+ * <pre>{@code
+ * var processor = KafkaRecordProcessor.builder(consumer, store, ResultCodec.none())
+ *         .deadLetters(new DeadLetterTopic<>(producer))
+ *         .build();
+ * while (running) {
+ *     processor.poll(Duration.ofMillis(500), record -> { reserve(record.value()); return null; });
+ * }
+ * }</pre>
+ *
+ * <p>For each partition of a poll it claims every record's key with one {@code claimAll}, runs the handler for each
+ * claimed record in partition order ({@link IdempotentConsumer#processInOrder}), and then commits:
+ * <ul>
+ *   <li>a record that took effect, here or before ({@code Processed}, {@code AlreadyProcessed}, {@code LeaseLost}), is
+ *       committed past;
+ *   <li>a record that never can ({@code AlreadyFailed}, {@code Failed} with its key kept, or no key at all) goes to
+ *       the {@link DeadLetterHandler} and is then committed past;
+ *   <li>the first record that must come again ({@code InProgressElsewhere}, a retryable {@code Failed}, or a dead
+ *       letter that could not be stored) stops its partition: the offset is committed up to it, never past it, the
+ *       partition is sought back to it and paused for the retry back-off, and the records after it are not run.
+ * </ul>
+ *
+ * <p>Like the consumer it drives, a processor is for one thread. Call {@link #poll} (or {@link #process} with every
+ * poll's records, empty ones included) in the loop: paused partitions are resumed there when their back-off ends.
+ *
+ * @param <K> the record key type
+ * @param <V> the record value type
+ * @param <R> the handler's result type
+ */
+public final class KafkaRecordProcessor<K, V, R> {
+    private static final Logger log = LoggerFactory.getLogger(KafkaRecordProcessor.class);
+
+    private final Consumer<K, V> consumer;
+    private final IdempotentConsumer<ConsumerRecord<K, V>, R> idempotent;
+    private final DeadLetterHandler<K, V> deadLetters;
+    private final Duration retryBackoff;
+    private final boolean commitOffsets;
+    /** Partitions paused after a rewind, with the System.nanoTime at which they may be read again. */
+    private final Map<TopicPartition, Long> resumeAt = new HashMap<>();
+
+    private KafkaRecordProcessor(Builder<K, V, R> builder) {
+        this.consumer = builder.consumer;
+        this.deadLetters = builder.deadLetters;
+        this.retryBackoff = builder.retryBackoff;
+        this.commitOffsets = builder.commitOffsets;
+        RecordKeys<K, V> keys = builder.keys;
+        IdempotentConsumer.Builder<ConsumerRecord<K, V>, R> settings = IdempotentConsumer
+                .<ConsumerRecord<K, V>, R>builder(builder.store, keys::keyOf, builder.codec)
+                .lease(builder.lease)
+                .retention(builder.retention)
+                .keepKeyOn(builder.keepKeyOn);
+        if (builder.describeFailure != null) {
+            settings.failureDescription(builder.describeFailure);
+        }
+        if (builder.outcomeListener != null) {
+            settings.onOutcome(builder.outcomeListener);
+        }
+        this.idempotent = settings.build();
+    }
+
+    /**
+     * Starts a processor for {@code consumer}, which must not auto-commit, on {@code store}, storing results with
+     * {@code codec}.
+     *
+     * @param <K> the record key type
+     * @param <V> the record value type
+     * @param <R> the handler's result type
+     * @param consumer the consumer whose records this processes and whose offsets it commits
+     * @param store where the records' keys are claimed
+     * @param codec how handler results are stored for replay ({@link ResultCodec#none()} for none)
+     * @return a builder with the defaults: keys from the {@value RecordKeys#DEFAULT_HEADER} header, a 30 s lease,
+     *     1 day retention, no failure kept, a 1 s retry back-off, offsets committed by the processor
+     */
+    public static <K, V, R> Builder<K, V, R> builder(Consumer<K, V> consumer, DedupStore store,
+            ResultCodec<R> codec) {
+        return new Builder<>(consumer, store, codec);
+    }
+
+    /**
+     * Resumes the partitions whose retry back-off is over, polls once, and processes what the poll returned.
+     *
+     * @param timeout how long the poll may wait for records
+     * @param handler the business work for one record
+     * @return what was done with the records
+     */
+    public PollResult<K, V, R> poll(Duration timeout,
+            MessageHandler<? super ConsumerRecord<K, V>, ? extends R> handler) {
+        Objects.requireNonNull(handler, "handler");
+        resumeDue();
+        return process(consumer.poll(timeout), handler);
+    }
+
+    /**
+     * Processes one poll's records and commits (or, with {@link Builder#commitOffsets(boolean) commitOffsets(false)},
+     * returns) the offsets they allow; resumes the partitions whose retry back-off is over.
+     *
+     * @param records what the consumer's last poll returned
+     * @param handler the business work for one record
+     * @return what was done with the records
+     */
+    public PollResult<K, V, R> process(ConsumerRecords<K, V> records,
+            MessageHandler<? super ConsumerRecord<K, V>, ? extends R> handler) {
+        Objects.requireNonNull(records, "records");
+        Objects.requireNonNull(handler, "handler");
+        resumeDue();
+        List<RecordOutcome<K, V, R>> outcomes = new ArrayList<>(records.count());
+        Map<TopicPartition, OffsetAndMetadata> offsets = new LinkedHashMap<>();
+        Map<TopicPartition, Long> rewound = new LinkedHashMap<>();
+        for (TopicPartition partition : records.partitions()) {
+            List<ConsumerRecord<K, V>> batch = records.records(partition);
+            long next = processPartition(batch, handler, outcomes);
+            if (next > batch.get(0).offset()) {
+                offsets.put(partition, new OffsetAndMetadata(next));
+            }
+            if (next <= batch.get(batch.size() - 1).offset()) {
+                rewind(partition, next);
+                rewound.put(partition, next);
+            }
+        }
+        return new PollResult<>(outcomes, offsets, rewound, commit(offsets));
+    }
+
+    /**
+     * Runs one partition's records and settles each outcome.
+     *
+     * @return the offset the partition may be committed to: the first record that must come again, or the one after
+     *     the last record
+     */
+    private long processPartition(List<ConsumerRecord<K, V>> batch,
+            MessageHandler<? super ConsumerRecord<K, V>, ? extends R> handler, List<RecordOutcome<K, V, R>> outcomes) {
+        List<ProcessingOutcome<R>> results = idempotent.processInOrder(batch, handler);
+        long next = batch.get(0).offset();
+        for (int i = 0; i < results.size(); i++) {
+            ConsumerRecord<K, V> record = batch.get(i);
+            Disposition disposition = settle(record, results.get(i));
+            outcomes.add(new RecordOutcome<>(record, results.get(i), disposition));
+            if (disposition == Disposition.REDELIVER) {
+                return record.offset();
+            }
+            next = record.offset() + 1;
+        }
+        return next;
+    }
+
+    /** What an outcome means for the offset; hands the records that can never take effect to the dead letters. */
+    private Disposition settle(ConsumerRecord<K, V> record, ProcessingOutcome<R> outcome) {
+        if (outcome instanceof ProcessingOutcome.Processed || outcome instanceof ProcessingOutcome.AlreadyProcessed
+                || outcome instanceof ProcessingOutcome.LeaseLost) {
+            return Disposition.DONE;
+        }
+        if (outcome instanceof ProcessingOutcome.InProgressElsewhere) {
+            return Disposition.REDELIVER;
+        }
+        if (outcome instanceof ProcessingOutcome.AlreadyFailed<R> failed) {
+            return deadLetter(new DeadLetter<>(record, DeadLetter.Reason.ALREADY_FAILED, Optional.of(failed.key()),
+                    failed.error(), Optional.empty()));
+        }
+        ProcessingOutcome.Failed<R> failed = (ProcessingOutcome.Failed<R>) outcome;
+        if (failed.key() == null) {
+            return deadLetter(new DeadLetter<>(record, DeadLetter.Reason.NO_KEY, Optional.empty(),
+                    Optional.of(String.valueOf(failed.cause().getMessage())), Optional.of(failed.cause())));
+        }
+        if (failed.keyKept()) {
+            return deadLetter(new DeadLetter<>(record, DeadLetter.Reason.FAILED, Optional.of(failed.key()),
+                    Optional.of(failed.cause().toString()), Optional.of(failed.cause())));
+        }
+        return Disposition.REDELIVER;
+    }
+
+    private Disposition deadLetter(DeadLetter<K, V> letter) {
+        try {
+            deadLetters.deadLetter(letter);
+            return Disposition.DEAD_LETTERED;
+        } catch (Exception e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            // Not stored: committing past it would lose it, so it comes again and is handed over again.
+            log.warn("could not store the dead letter for record {} ({}); it will be redelivered",
+                    RecordKeys.where(letter.record()), letter.reason(), e);
+            return Disposition.REDELIVER;
+        }
+    }
+
+    /** Reads the partition again from {@code offset}, after the retry back-off. */
+    private void rewind(TopicPartition partition, long offset) {
+        consumer.seek(partition, offset);
+        consumer.pause(Set.of(partition));
+        resumeAt.put(partition, System.nanoTime() + retryBackoff.toNanos());
+    }
+
+    private void resumeDue() {
+        if (resumeAt.isEmpty()) {
+            return;
+        }
+        Set<TopicPartition> assigned = consumer.assignment();
+        long now = System.nanoTime();
+        for (Iterator<Map.Entry<TopicPartition, Long>> it = resumeAt.entrySet().iterator(); it.hasNext(); ) {
+            Map.Entry<TopicPartition, Long> entry = it.next();
+            if (!assigned.contains(entry.getKey())) {
+                it.remove();    // revoked meanwhile; a new assignment is not paused
+            } else if (now - entry.getValue() >= 0) {
+                consumer.resume(Set.of(entry.getKey()));
+                it.remove();
+            }
+        }
+    }
+
+    private Optional<KafkaException> commit(Map<TopicPartition, OffsetAndMetadata> offsets) {
+        if (!commitOffsets || offsets.isEmpty()) {
+            return Optional.empty();
+        }
+        try {
+            consumer.commitSync(offsets);
+            return Optional.empty();
+        } catch (CommitFailedException | RebalanceInProgressException e) {
+            // The group moved the partitions: their new owner reads from the last commit and finds these records
+            // already processed, so nothing is lost or doubled.
+            log.warn("could not commit {} after processing; the records will come again, as already processed",
+                    offsets, e);
+            return Optional.of(e);
+        }
+    }
+
+    /**
+     * Settings for a {@link KafkaRecordProcessor}; every setter checks its value at once.
+     *
+     * @param <K> the record key type
+     * @param <V> the record value type
+     * @param <R> the handler's result type
+     */
+    public static final class Builder<K, V, R> {
+        private final Consumer<K, V> consumer;
+        private final DedupStore store;
+        private final ResultCodec<R> codec;
+        private RecordKeys<K, V> keys = RecordKeys.header();
+        private Duration lease = Duration.ofSeconds(30);
+        private Duration retention = Duration.ofDays(1);
+        private Predicate<? super Exception> keepKeyOn = failure -> false;
+        private Function<? super Exception, String> describeFailure;
+        private java.util.function.Consumer<? super ProcessingOutcome<?>> outcomeListener;
+        private DeadLetterHandler<K, V> deadLetters;
+        private Duration retryBackoff = Duration.ofSeconds(1);
+        private boolean commitOffsets = true;
+
+        private Builder(Consumer<K, V> consumer, DedupStore store, ResultCodec<R> codec) {
+            this.consumer = Objects.requireNonNull(consumer, "consumer");
+            this.store = Objects.requireNonNull(store, "store");
+            this.codec = Objects.requireNonNull(codec, "codec");
+        }
+
+        /**
+         * Where each record's key comes from (default: the {@value RecordKeys#DEFAULT_HEADER} header).
+         *
+         * @param keys the key of a record
+         * @return this builder
+         */
+        public Builder<K, V, R> keys(RecordKeys<K, V> keys) {
+            this.keys = Objects.requireNonNull(keys, "keys");
+            return this;
+        }
+
+        /**
+         * How long a claim holds before another consumer may take over (default 30 s); heartbeats renew it, also for
+         * the records of a batch that wait for the ones before them.
+         *
+         * @param lease longer than the slowest handler
+         * @return this builder
+         */
+        public Builder<K, V, R> lease(Duration lease) {
+            this.lease = DedupLimits.checkDuration("lease", lease);
+            return this;
+        }
+
+        /**
+         * How long a completed key is remembered (default 1 day): longer than the longest replay of the topic.
+         *
+         * @param retention longer than any redelivery or replay
+         * @return this builder
+         */
+        public Builder<K, V, R> retention(Duration retention) {
+            this.retention = DedupLimits.checkDuration("retention", retention);
+            return this;
+        }
+
+        /**
+         * Failures that retrying cannot fix: their key is stored as failed, the record goes to the dead letters and
+         * its offset is committed past. Every other handler failure rewinds the partition to the record.
+         *
+         * @param nonRetryable true for a failure that a retry cannot fix
+         * @return this builder
+         */
+        public Builder<K, V, R> keepKeyOn(Predicate<? super Exception> nonRetryable) {
+            this.keepKeyOn = Objects.requireNonNull(nonRetryable, "nonRetryable");
+            return this;
+        }
+
+        /**
+         * What a kept failure stores for its redeliveries (default: the exception's class and message).
+         *
+         * @param describe the stored description of a failure, or null for none
+         * @return this builder
+         */
+        public Builder<K, V, R> failureDescription(Function<? super Exception, String> describe) {
+            this.describeFailure = Objects.requireNonNull(describe, "describe");
+            return this;
+        }
+
+        /**
+         * Called with every record's outcome, on the polling thread, after its store calls: for metrics (see
+         * dedup-micrometer) or logging. An exception it throws is logged and changes nothing.
+         *
+         * @param listener takes each outcome
+         * @return this builder
+         */
+        public Builder<K, V, R> onOutcome(java.util.function.Consumer<? super ProcessingOutcome<?>> listener) {
+            this.outcomeListener = Objects.requireNonNull(listener, "listener");
+            return this;
+        }
+
+        /**
+         * Where records that can never take effect go (required): a {@link DeadLetterTopic}, or your own handler.
+         *
+         * @param deadLetters stores a dead letter durably before returning
+         * @return this builder
+         */
+        public Builder<K, V, R> deadLetters(DeadLetterHandler<K, V> deadLetters) {
+            this.deadLetters = Objects.requireNonNull(deadLetters, "deadLetters");
+            return this;
+        }
+
+        /**
+         * How long a rewound partition stays paused before its record is tried again (default 1 s), so a key held
+         * elsewhere is not claimed in a hot loop.
+         *
+         * @param backoff the pause, zero for none
+         * @return this builder
+         */
+        public Builder<K, V, R> retryBackoff(Duration backoff) {
+            Objects.requireNonNull(backoff, "backoff");
+            if (backoff.isNegative()) {
+                throw new IllegalArgumentException("backoff must not be negative, but was " + backoff);
+            }
+            this.retryBackoff = backoff;
+            return this;
+        }
+
+        /**
+         * Whether the processor commits the offsets itself with {@code commitSync} (default true). With false it
+         * only returns them in {@link PollResult#offsets()}, for the caller to commit, for example with
+         * {@code producer.sendOffsetsToTransaction} in a consume-transform-produce transaction.
+         *
+         * @param commit false to leave the commit to the caller
+         * @return this builder
+         */
+        public Builder<K, V, R> commitOffsets(boolean commit) {
+            this.commitOffsets = commit;
+            return this;
+        }
+
+        /**
+         * Builds the processor.
+         *
+         * @return a processor for the builder's consumer
+         * @throws IllegalStateException when no {@link #deadLetters} handler was given
+         */
+        public KafkaRecordProcessor<K, V, R> build() {
+            if (deadLetters == null) {
+                throw new IllegalStateException("deadLetters(...) is required: a record that can never take effect"
+                        + " (no key, or a failure kept as final) must be stored somewhere before its offset is"
+                        + " committed past; use new DeadLetterTopic<>(producer) or your own handler");
+            }
+            return new KafkaRecordProcessor<>(this);
+        }
+    }
+}

@@ -1,0 +1,202 @@
+package dev.dedup.kafka;
+
+import static dev.dedup.kafka.KafkaTestSupport.committed;
+import static dev.dedup.kafka.KafkaTestSupport.consumer;
+import static dev.dedup.kafka.KafkaTestSupport.createTopic;
+import static dev.dedup.kafka.KafkaTestSupport.producer;
+import static dev.dedup.kafka.KafkaTestSupport.send;
+import static dev.dedup.kafka.KafkaTestSupport.unique;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.dedup.Claim;
+import dev.dedup.DedupStore;
+import dev.dedup.ProcessingOutcome;
+import dev.dedup.ResultCodec;
+import dev.dedup.kafka.RecordOutcome.Disposition;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/** Outcome to offset, on the real broker and PostgreSQL: commit stops before an unfinished record, seek back works. */
+class OffsetsOnKafkaTest {
+    private final List<String> handled = new CopyOnWriteArrayList<>();
+    private final List<DeadLetter<String, String>> deadLetters = new CopyOnWriteArrayList<>();
+    private DedupStore store;
+    private KafkaProducer<String, String> producer;
+    private KafkaConsumer<String, String> consumer;
+    private String topic;
+    private String group;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        store = KafkaTestSupport.postgresStore("kafka-offsets-" + unique());
+        producer = producer();
+        topic = createTopic("offsets", 1);
+        group = "offsets-" + unique();
+        consumer = consumer(group, 100);
+        consumer.subscribe(List.of(topic));
+        for (int i = 0; i < 5; i++) {
+            send(producer, topic, 0, "m" + i, "v" + i);
+        }
+    }
+
+    @AfterEach
+    void tearDown() {
+        consumer.close(Duration.ofSeconds(5));
+        producer.close();
+        store.close();
+    }
+
+    private KafkaRecordProcessor.Builder<String, String, String> processor() {
+        return KafkaRecordProcessor.builder(consumer, store, ResultCodec.utf8())
+                .lease(Duration.ofSeconds(10))
+                .retryBackoff(Duration.ofMillis(100))
+                .deadLetters(deadLetters::add);
+    }
+
+    private String handle(ConsumerRecord<String, String> record) {
+        handled.add(record.value());
+        return "done " + record.value();
+    }
+
+    /** Polls until the first poll that returns records. */
+    private PollResult<String, String, String> firstBatch(KafkaRecordProcessor<String, String, String> processor,
+            dev.dedup.MessageHandler<ConsumerRecord<String, String>, String> handler) {
+        for (int i = 0; i < 100; i++) {
+            PollResult<String, String, String> result = processor.poll(Duration.ofMillis(500), handler);
+            if (!result.outcomes().isEmpty()) {
+                return result;
+            }
+        }
+        throw new AssertionError("no records within 100 polls");
+    }
+
+    /** Polls until the group has committed {@code offset} on partition 0. */
+    private void drainTo(KafkaRecordProcessor<String, String, String> processor, long offset,
+            dev.dedup.MessageHandler<ConsumerRecord<String, String>, String> handler) throws Exception {
+        for (int i = 0; i < 200; i++) {
+            processor.poll(Duration.ofMillis(200), handler);
+            if (committed(group, topic).getOrDefault(0, -1L) >= offset) {
+                return;
+            }
+        }
+        throw new AssertionError("offset " + offset + " not committed within 200 polls");
+    }
+
+    @Test
+    @DisplayName("a record in progress elsewhere: commit stops before it, the partition is sought back, the rest waits")
+    void inProgressElsewhereStopsTheCommit() throws Exception {
+        Claim held = (Claim) store.claim("m2", Duration.ofSeconds(30));
+        var processor = processor().build();
+
+        var result = firstBatch(processor, this::handle);
+
+        assertThat(result.outcomes()).extracting(RecordOutcome::disposition)
+                .containsExactly(Disposition.DONE, Disposition.DONE, Disposition.REDELIVER);
+        assertThat(result.outcomes().get(2).outcome()).isInstanceOf(ProcessingOutcome.InProgressElsewhere.class);
+        assertThat(result.offsets().get(new TopicPartition(topic, 0)).offset()).isEqualTo(2);
+        assertThat(result.rewound()).containsEntry(new TopicPartition(topic, 0), 2L);
+        assertThat(committed(group, topic)).containsEntry(0, 2L);
+        assertThat(handled).containsExactly("v0", "v1");
+
+        // The other owner finishes its work: the redelivery finds m2 done, and m3, m4 run, each once.
+        store.complete(held, Duration.ofMinutes(5), "elsewhere".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        drainTo(processor, 5, this::handle);
+        assertThat(handled).containsExactly("v0", "v1", "v3", "v4");
+    }
+
+    @Test
+    @DisplayName("a retryable failure: commit stops before the record, which comes again and then succeeds")
+    void retryableFailureIsRedelivered() throws Exception {
+        AtomicInteger attemptsOnM1 = new AtomicInteger();
+        var processor = processor().build();
+        dev.dedup.MessageHandler<ConsumerRecord<String, String>, String> flaky = record -> {
+            if (record.value().equals("v1") && attemptsOnM1.incrementAndGet() == 1) {
+                throw new IllegalArgumentException("temporary");
+            }
+            return handle(record);
+        };
+
+        var result = firstBatch(processor, flaky);
+
+        assertThat(result.outcomes()).hasSize(2);
+        assertThat(result.outcomes().get(1).outcome()).isInstanceOfSatisfying(ProcessingOutcome.Failed.class,
+                failed -> assertThat(failed.keyKept()).isFalse());
+        assertThat(committed(group, topic)).containsEntry(0, 1L);
+
+        drainTo(processor, 5, flaky);
+        assertThat(attemptsOnM1).hasValue(2);
+        assertThat(handled).containsExactly("v0", "v1", "v2", "v3", "v4");
+    }
+
+    @Test
+    @DisplayName("a kept failure goes to the dead letters and is committed past; its republish is AlreadyFailed")
+    void keptFailureIsDeadLettered() throws Exception {
+        var processor = processor().keepKeyOn(e -> e instanceof IllegalStateException).build();
+        dev.dedup.MessageHandler<ConsumerRecord<String, String>, String> rejecting = record -> {
+            if (record.value().equals("v1")) {
+                throw new IllegalStateException("declined");
+            }
+            return handle(record);
+        };
+
+        drainTo(processor, 5, rejecting);
+        send(producer, topic, 0, "m1", "v1-again");
+        drainTo(processor, 6, rejecting);
+
+        assertThat(handled).containsExactly("v0", "v2", "v3", "v4");
+        assertThat(deadLetters).extracting(DeadLetter::reason)
+                .containsExactly(DeadLetter.Reason.FAILED, DeadLetter.Reason.ALREADY_FAILED);
+        assertThat(deadLetters.get(1).error()).hasValueSatisfying(error -> assertThat(error).contains("declined"));
+        assertThat(deadLetters.get(1).record().value()).isEqualTo("v1-again");
+    }
+
+    @Test
+    @DisplayName("a dead letter that cannot be stored rewinds to its record; the next delivery hands it over again")
+    void failedDeadLetterRewinds() throws Exception {
+        AtomicInteger deadLetterAttempts = new AtomicInteger();
+        var processor = processor().keepKeyOn(e -> true).deadLetters(letter -> {
+            if (deadLetterAttempts.incrementAndGet() == 1) {
+                throw new java.io.IOException("dead-letter store down");
+            }
+            deadLetters.add(letter);
+        }).build();
+        dev.dedup.MessageHandler<ConsumerRecord<String, String>, String> rejectingM3 = record -> {
+            if (record.value().equals("v3")) {
+                throw new IllegalStateException("declined");
+            }
+            return handle(record);
+        };
+
+        var result = firstBatch(processor, rejectingM3);
+
+        assertThat(result.rewound()).containsEntry(new TopicPartition(topic, 0), 3L);
+        assertThat(committed(group, topic)).containsEntry(0, 3L);
+        drainTo(processor, 5, rejectingM3);
+        assertThat(deadLetters).extracting(DeadLetter::reason).containsExactly(DeadLetter.Reason.ALREADY_FAILED);
+        assertThat(handled).containsExactly("v0", "v1", "v2", "v4");
+    }
+
+    @Test
+    @DisplayName("commitOffsets(false): nothing is committed, the offsets are returned for the caller to commit")
+    void callerCommits() throws Exception {
+        var processor = processor().commitOffsets(false).build();
+
+        var result = firstBatch(processor, this::handle);
+
+        assertThat(result.offsets()).containsOnlyKeys(new TopicPartition(topic, 0));
+        assertThat(committed(group, topic)).isEmpty();
+        consumer.commitSync(result.offsets());
+        assertThat(committed(group, topic)).isEqualTo(Map.of(0, 5L));
+    }
+}

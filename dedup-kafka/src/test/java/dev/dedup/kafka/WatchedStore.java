@@ -1,0 +1,97 @@
+package dev.dedup.kafka;
+
+import dev.dedup.Claim;
+import dev.dedup.ClaimResult;
+import dev.dedup.DedupStore;
+import dev.dedup.DedupStoreException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Delegates to a real store, counting the calls per operation, and can be killed: from then on every call fails
+ * before it reaches the store, as if the consumer's process had died. The delegate is not closed by this wrapper.
+ */
+final class WatchedStore implements DedupStore {
+    private final DedupStore delegate;
+    private final Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
+    private final AtomicInteger refusedCompletions = new AtomicInteger();
+    private volatile boolean killed;
+
+    WatchedStore(DedupStore delegate) {
+        this.delegate = delegate;
+    }
+
+    /** Calls of {@code operation} that reached the store. */
+    int calls(String operation) {
+        AtomicInteger count = calls.get(operation);
+        return count == null ? 0 : count.get();
+    }
+
+    void kill() {
+        killed = true;
+    }
+
+    /** Completions refused after the kill: the handler's effect happened, its completion never reached the store. */
+    int refusedCompletions() {
+        return refusedCompletions.get();
+    }
+
+    private void enter(String operation) {
+        if (killed) {
+            if (operation.equals("complete")) {
+                refusedCompletions.incrementAndGet();
+            }
+            throw DedupStoreException.retryable("killed store", operation, null);
+        }
+        calls.computeIfAbsent(operation, name -> new AtomicInteger()).incrementAndGet();
+    }
+
+    @Override
+    public String namespace() {
+        return delegate.namespace();
+    }
+
+    @Override
+    public ClaimResult claim(String key, Duration lease) {
+        enter("claim");
+        return delegate.claim(key, lease);
+    }
+
+    @Override
+    public List<ClaimResult> claimAll(List<String> keys, Duration lease) {
+        enter("claimAll");
+        return delegate.claimAll(keys, lease);
+    }
+
+    @Override
+    public boolean complete(Claim claim, Duration retention, byte[] result) {
+        enter("complete");
+        return delegate.complete(claim, retention, result);
+    }
+
+    @Override
+    public boolean fail(Claim claim, Duration retention, byte[] error) {
+        enter("fail");
+        return delegate.fail(claim, retention, error);
+    }
+
+    @Override
+    public boolean release(Claim claim) {
+        enter("release");
+        return delegate.release(claim);
+    }
+
+    @Override
+    public boolean extend(Claim claim, Duration lease) {
+        enter("extend");
+        return delegate.extend(claim, lease);
+    }
+
+    @Override
+    public void close() {
+        // The delegate is shared by the test's consumers; the test closes it.
+    }
+}

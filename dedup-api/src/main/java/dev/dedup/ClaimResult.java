@@ -8,13 +8,13 @@ import java.time.Instant;
  */
 public sealed interface ClaimResult permits Claim, Duplicate {
 
-    /** The key as the caller gave it (without namespace). */
+    /** {@return the key as the caller gave it, without namespace} */
     String key();
 
-    /** When the record (the new claim, or the existing one) expires, by the store's clock. */
+    /** {@return when the record (the new claim, or the existing one) expires, by the store's clock} */
     Instant expiresAt();
 
-    /** True for a {@link Claim}. */
+    /** {@return true for a {@link Claim}, false for a {@link Duplicate}} */
     default boolean isClaimed() {
         return this instanceof Claim;
     }

@@ -18,6 +18,10 @@ public final class DedupKeys {
     /**
      * A composite key whose parts can never run into each other: {@code of("a|b", "c")} differs from
      * {@code of("a", "b|c")}. Long results are hashed with {@link #fit(String)}.
+     *
+     * @param parts one or more parts, none null; {@code |} and {@code \\} in them are escaped
+     * @return the parts joined with {@code |}, or its hash when that is longer than {@link DedupLimits#MAX_KEY_BYTES}
+     * @throws IllegalArgumentException if there are no parts or a part is null
      */
     public static String of(String... parts) {
         Objects.requireNonNull(parts, "parts");
@@ -38,13 +42,24 @@ public final class DedupKeys {
         return fit(key.toString());
     }
 
-    /** The key itself when it is within {@link DedupLimits#MAX_KEY_BYTES}, else its {@link #hash(String)}. */
+    /**
+     * Makes a key fit the store's limit, keeping it readable when it already fits.
+     *
+     * @param key the key, not null
+     * @return {@code key} itself when it is within {@link DedupLimits#MAX_KEY_BYTES} in UTF-8, else its
+     *     {@link #hash(String)}
+     */
     public static String fit(String key) {
         Objects.requireNonNull(key, "key");
         return key.getBytes(StandardCharsets.UTF_8).length <= DedupLimits.MAX_KEY_BYTES ? key : hash(key);
     }
 
-    /** {@code sha256:} followed by the URL-safe Base64 SHA-256 of the UTF-8 value: always 50 ASCII characters. */
+    /**
+     * Hashes a value into a fixed-length key: two different values practically never share one.
+     *
+     * @param value the value, not null, of any length
+     * @return {@code sha256:} followed by the URL-safe Base64 SHA-256 of the UTF-8 value: always 50 ASCII characters
+     */
     public static String hash(String value) {
         Objects.requireNonNull(value, "value");
         try {

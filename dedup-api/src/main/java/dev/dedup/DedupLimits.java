@@ -36,7 +36,14 @@ public final class DedupLimits {
 
     private DedupLimits() {}
 
-    /** Checks a key: not null, not blank, valid Unicode, no NUL, at most {@link #MAX_KEY_BYTES} in UTF-8. */
+    /**
+     * Checks a key: not null, not blank, valid Unicode, no NUL, at most {@link #MAX_KEY_BYTES} in UTF-8.
+     *
+     * @param key the key to check, without namespace
+     * @return {@code key} itself, so a check can wrap an argument in place
+     * @throws IllegalArgumentException if the key breaks a limit; the message names the limit and shows the key, cut
+     *     to 40 characters
+     */
     public static String checkKey(String key) {
         if (key == null) {
             throw new IllegalArgumentException("key must not be null; allowed: a non-blank string of at most "
@@ -67,7 +74,14 @@ public final class DedupLimits {
         return key;
     }
 
-    /** Checks a lease or retention: between {@link #MIN_DURATION} and {@link #MAX_DURATION}. */
+    /**
+     * Checks a lease or retention: between {@link #MIN_DURATION} and {@link #MAX_DURATION}.
+     *
+     * @param name what the duration is, for the message, such as {@code "lease"} or {@code "retention"}
+     * @param duration the duration to check
+     * @return {@code duration} itself
+     * @throws IllegalArgumentException if {@code duration} is null or out of range
+     */
     public static Duration checkDuration(String name, Duration duration) {
         if (duration == null) {
             throw new IllegalArgumentException(name + " must not be null; allowed: " + durationRange());
@@ -78,7 +92,13 @@ public final class DedupLimits {
         return duration;
     }
 
-    /** Checks an optional result: null (no result) or at most {@link #MAX_RESULT_BYTES}. */
+    /**
+     * Checks an optional result: null (no result) or at most {@link #MAX_RESULT_BYTES}.
+     *
+     * @param result the serialized result or error payload, or null for none
+     * @return {@code result} itself, not copied
+     * @throws IllegalArgumentException if {@code result} is longer than {@link #MAX_RESULT_BYTES}
+     */
     public static byte[] checkResult(byte[] result) {
         if (result != null && result.length > MAX_RESULT_BYTES) {
             throw new IllegalArgumentException("result must be at most " + MAX_RESULT_BYTES + " bytes, but was "
@@ -87,7 +107,14 @@ public final class DedupLimits {
         return result;
     }
 
-    /** Checks a batch of keys: not null, 0 to {@link #MAX_BATCH_KEYS} keys, each a valid key. */
+    /**
+     * Checks a batch of keys: not null, 0 to {@link #MAX_BATCH_KEYS} keys, each a valid key.
+     *
+     * @param keys the batch for one {@code claimAll} call; duplicates are allowed
+     * @return {@code keys} itself, not copied
+     * @throws IllegalArgumentException if the batch is null or too long, or a key is invalid; the message starts with
+     *     the bad key's index, such as {@code keys[3]:}
+     */
     public static List<String> checkKeys(List<String> keys) {
         if (keys == null) {
             throw new IllegalArgumentException("keys must not be null; allowed: a list of 0 to " + MAX_BATCH_KEYS
@@ -107,7 +134,13 @@ public final class DedupLimits {
         return keys;
     }
 
-    /** Checks a namespace against {@link #NAMESPACE_PATTERN}. */
+    /**
+     * Checks a namespace against {@link #NAMESPACE_PATTERN}.
+     *
+     * @param namespace the namespace to check
+     * @return {@code namespace} itself
+     * @throws IllegalArgumentException if {@code namespace} is null or does not match
+     */
     public static String checkNamespace(String namespace) {
         if (namespace == null || !NAMESPACE_PATTERN.matcher(namespace).matches()) {
             throw new IllegalArgumentException("namespace must be 1 to 64 characters of A-Z a-z 0-9 . _ -, but was "

@@ -22,15 +22,32 @@ import java.util.List;
  */
 public interface DedupStore extends AutoCloseable {
 
-    /** The namespace every key of this store lives in. */
+    /** {@return the namespace every key of this store lives in, matching {@link DedupLimits#NAMESPACE_PATTERN}} */
     String namespace();
 
-    /** Claims {@code key} for {@code lease} unless a live record holds it; a duplicate is a value, not an error. */
+    /**
+     * Claims {@code key} for {@code lease} unless a live record holds it; a duplicate is a value, not an error.
+     *
+     * @param key the message's dedup key, without namespace: 1 to {@link DedupLimits#MAX_KEY_BYTES} UTF-8 bytes, no
+     *     NUL
+     * @param lease how long the claim holds unless completed, released or extended: 1 ms to 366 days
+     * @return a {@link Claim} when the caller won the key, else a {@link dev.dedup.Duplicate} describing the live
+     *     record
+     * @throws IllegalArgumentException if {@code key} or {@code lease} breaks a limit
+     * @throws dev.dedup.DedupStoreException if the backend failed; whether the claim was taken is then unknown
+     */
     ClaimResult claim(String key, Duration lease);
 
     /**
      * Turns the caller's in-progress claim into a completed record kept for {@code retention}, with an optional
      * {@code result} (null for none) that duplicates get back. False if the claim is no longer the caller's.
+     *
+     * @param claim the claim this caller won
+     * @param retention how long duplicates are recognised from now: 1 ms to 366 days
+     * @param result the serialized result, at most {@link DedupLimits#MAX_RESULT_BYTES}, or null for none
+     * @return true if the record is now completed; false if the lease lapsed and the record is gone or another
+     *     caller's, so nothing was written
+     * @throws dev.dedup.DedupStoreException if the backend failed
      */
     boolean complete(Claim claim, Duration retention, byte[] result);
 
@@ -39,18 +56,44 @@ public interface DedupStore extends AutoCloseable {
      * {@code error} payload (null for none) that duplicates get back as a {@link Duplicate} in state
      * {@link RecordState#FAILED}: for failures that retrying cannot fix, such as a declined payment. False
      * if the claim is no longer the caller's.
+     *
+     * @param claim the claim this caller won
+     * @param retention how long the failure is reported to duplicates from now: 1 ms to 366 days
+     * @param error the serialized error, at most {@link DedupLimits#MAX_RESULT_BYTES}, or null for none
+     * @return true if the record is now failed; false if the claim is no longer the caller's, so nothing was written
+     * @throws dev.dedup.DedupStoreException if the backend failed
      */
     boolean fail(Claim claim, Duration retention, byte[] error);
 
-    /** Deletes the caller's in-progress claim so a redelivery can run at once. False if it is no longer the caller's. */
+    /**
+     * Deletes the caller's in-progress claim so a redelivery can run at once.
+     *
+     * @param claim the claim this caller won
+     * @return true if the claim was deleted; false if it is no longer the caller's, so nothing was deleted
+     * @throws dev.dedup.DedupStoreException if the backend failed; the claim then lapses with its lease
+     */
     boolean release(Claim claim);
 
-    /** Renews the caller's in-progress claim to expire {@code lease} from now. False if it is no longer the caller's. */
+    /**
+     * Renews the caller's in-progress claim to expire {@code lease} from now.
+     *
+     * @param claim the claim this caller won; its {@link Claim#expiresAt()} is not updated
+     * @param lease the new lease, counted from now: 1 ms to 366 days
+     * @return true if the claim was renewed; false if it is no longer the caller's
+     * @throws dev.dedup.DedupStoreException if the backend failed
+     */
     boolean extend(Claim claim, Duration lease);
 
     /**
      * Claims every key, returning one result per key in input order; a key given twice yields one {@link Claim} and
      * then a duplicate. Stores override this with one round trip where the backend allows.
+     *
+     * @param keys 0 to {@link DedupLimits#MAX_BATCH_KEYS} keys, each as for {@link #claim}
+     * @param lease how long each won claim holds: 1 ms to 366 days
+     * @return one result per key, in the order of {@code keys}
+     * @throws IllegalArgumentException if the batch or a key breaks a limit; nothing is claimed then
+     * @throws dev.dedup.DedupStoreException if the backend failed; some keys may then have been claimed, and lapse
+     *     with their lease
      */
     default List<ClaimResult> claimAll(List<String> keys, Duration lease) {
         DedupLimits.checkKeys(keys);

@@ -40,7 +40,14 @@ public final class DedupStores {
 
     private DedupStores() {}
 
-    /** Opens the store for {@code uri}, for example {@code memory:} or {@code redis://host:6379?namespace=orders}. */
+    /**
+     * Opens the store for {@code uri}, for example {@code memory:} or {@code redis://host:6379?namespace=orders}.
+     *
+     * @param uri the store URI; its scheme picks the provider, its query parameters configure the store
+     * @return the open store, owned by the caller, who closes it
+     * @throws DedupConfigurationException if the URI cannot work (see {@link #open(String, Map)})
+     * @throws DedupStoreException if the backend could not be reached
+     */
     public static DedupStore open(String uri) {
         return open(uri, Map.of());
     }
@@ -50,6 +57,14 @@ public final class DedupStores {
      * checked against the provider's {@link DedupStoreProvider#parameters()} first; any failure is a
      * {@link DedupConfigurationException} (the URI cannot work) or a {@link DedupStoreException} (the backend could
      * not be reached), and no message in it or its causes holds a credential of the URI.
+     *
+     * @param uri the store URI; its scheme picks the provider
+     * @param properties query parameters by name, taking precedence over the URI's; empty for none. Useful for a
+     *     password kept out of the URI
+     * @return the open store, owned by the caller, who closes it
+     * @throws DedupConfigurationException if no provider or several claim the scheme, or a parameter is unknown or
+     *     out of bounds
+     * @throws DedupStoreException if the backend could not be reached
      */
     public static DedupStore open(String uri, Map<String, String> properties) {
         StoreUri storeUri = StoreUri.parse(uri, properties);
@@ -105,7 +120,12 @@ public final class DedupStores {
         return schemes;
     }
 
-    /** The providers found on the class path, by scheme; for diagnostics. */
+    /**
+     * Lists the providers found on the class path; for diagnostics.
+     *
+     * @return the providers' class names by scheme, schemes in alphabetical order; a scheme with two names cannot be
+     *     opened
+     */
     public static Map<String, List<String>> providers() {
         Map<String, List<String>> byScheme = new TreeMap<>();
         for (DedupStoreProvider provider : discover().providers) {

@@ -15,6 +15,14 @@ public final class Duplicate implements ClaimResult {
     private final Instant expiresAt;
     private final byte[] result;
 
+    /**
+     * Creates the outcome a store returns when a live record holds the key.
+     *
+     * @param key the key as the caller gave it, without namespace
+     * @param state the live record's state
+     * @param expiresAt when the live record expires, by the store's clock
+     * @param result the stored result or error payload, or null for none; copied
+     */
     public Duplicate(String key, RecordState state, Instant expiresAt, byte[] result) {
         this.key = Objects.requireNonNull(key, "key");
         this.state = Objects.requireNonNull(state, "state");
@@ -27,6 +35,7 @@ public final class Duplicate implements ClaimResult {
         return key;
     }
 
+    /** {@return whether the work is still running elsewhere, completed or failed for good} */
     public RecordState state() {
         return state;
     }
@@ -36,7 +45,10 @@ public final class Duplicate implements ClaimResult {
         return expiresAt;
     }
 
-    /** The result stored by {@code complete}; empty while in progress or when none was stored. */
+    /**
+     * {@return the result stored by {@code complete}, or the error payload stored by {@code fail}, as a fresh copy;
+     * empty while in progress or when none was stored}
+     */
     public Optional<byte[]> result() {
         return Optional.ofNullable(result).map(byte[]::clone);
     }

@@ -39,6 +39,9 @@ import org.slf4j.LoggerFactory;
  * handler, ends in a {@link ProcessingOutcome} (only an {@link Error} from the handler is rethrown, after the claim
  * is released). Store calls run with the thread's interrupt flag cleared, so an interrupted consumer still releases
  * or completes its claim; the flag is restored afterwards. Thread-safe.
+ *
+ * @param <M> the message type
+ * @param <R> the handler's result type; {@link Void} for handlers that return nothing
  */
 public final class IdempotentConsumer<M, R> {
     private static final Logger log = LoggerFactory.getLogger(IdempotentConsumer.class);
@@ -68,13 +71,28 @@ public final class IdempotentConsumer<M, R> {
     /**
      * Starts a consumer on {@code store} that finds each message's key with {@code keyOf} (a broker message id or a
      * business key, see the README) and stores handler results with {@code codec}.
+     *
+     * @param store the store that holds the keys; the consumer does not close it
+     * @param keyOf finds a message's dedup key, at most {@link DedupLimits#MAX_KEY_BYTES} UTF-8 bytes (see
+     *     {@link DedupKeys}); a null or invalid key, or an exception, makes that message {@link ProcessingOutcome.Failed}
+     * @param codec turns handler results into stored bytes and back, for duplicates; {@link ResultCodec#none()} when
+     *     results need not be replayed
+     * @param <M> the message type
+     * @param <R> the handler's result type
+     * @return a builder with a 30 s lease and a 1 day retention
      */
     public static <M, R> Builder<M, R> builder(DedupStore store, Function<? super M, String> keyOf,
             ResultCodec<R> codec) {
         return new Builder<>(store, keyOf, codec);
     }
 
-    /** Processes one delivery of {@code message} with {@code handler}, at most once per key while the key lives. */
+    /**
+     * Processes one delivery of {@code message} with {@code handler}, at most once per key while the key lives.
+     *
+     * @param message the delivered message, passed to the key function and the handler
+     * @param handler the business work, run only when this delivery wins the key
+     * @return what happened, never null; {@link ProcessingOutcome#shouldAck()} says whether to ack
+     */
     public ProcessingOutcome<R> process(M message, MessageHandler<? super M, ? extends R> handler) {
         Objects.requireNonNull(handler, "handler");
         return reported(decide(message, handler));
@@ -417,7 +435,12 @@ public final class IdempotentConsumer<M, R> {
                 : failure.getClass().getName() + ": " + failure.getMessage();
     }
 
-    /** Settings for an {@link IdempotentConsumer}; every setter checks its value at once. */
+    /**
+     * Settings for an {@link IdempotentConsumer}; every setter checks its value at once.
+     *
+     * @param <M> the message type
+     * @param <R> the handler's result type
+     */
     public static final class Builder<M, R> {
         private final DedupStore store;
         private final Function<? super M, String> keyOf;
@@ -436,13 +459,23 @@ public final class IdempotentConsumer<M, R> {
             this.codec = Objects.requireNonNull(codec, "codec");
         }
 
-        /** How long a claim holds before another consumer may take over (default 30 s); heartbeats renew it. */
+        /**
+         * How long a claim holds before another consumer may take over (default 30 s); heartbeats renew it.
+         *
+         * @param lease 1 ms to 366 days; longer than a store call, so a heartbeat lands before it lapses
+         * @return this builder
+         */
         public Builder<M, R> lease(Duration lease) {
             this.lease = DedupLimits.checkDuration("lease", lease);
             return this;
         }
 
-        /** How long a completed key is remembered (default 1 day): longer than the broker's redelivery window. */
+        /**
+         * How long a completed key is remembered (default 1 day): longer than the broker's redelivery window.
+         *
+         * @param retention 1 ms to 366 days; also how long a kept failure is remembered
+         * @return this builder
+         */
         public Builder<M, R> retention(Duration retention) {
             this.retention = DedupLimits.checkDuration("retention", retention);
             return this;
@@ -452,6 +485,10 @@ public final class IdempotentConsumer<M, R> {
          * Failures that retrying cannot fix (a declined payment, an unknown SKU): the key is stored as failed, with
          * the failure's description, so redeliveries are {@link ProcessingOutcome.AlreadyFailed} and the handler does
          * not run again while the key lives.
+         *
+         * @param nonRetryable true for a handler's exception that retrying cannot fix (default: none); if it throws,
+         *     the key is released as for a retryable failure
+         * @return this builder
          */
         public Builder<M, R> keepKeyOn(Predicate<? super Exception> nonRetryable) {
             this.keepKeyOn = Objects.requireNonNull(nonRetryable, "nonRetryable");
@@ -461,6 +498,10 @@ public final class IdempotentConsumer<M, R> {
         /**
          * What a kept failure stores for its redeliveries to report (default: the exception's class and message);
          * return a response body to replay a declined request as it was first answered, or null to store nothing.
+         *
+         * @param describe maps the handler's exception to the stored text, cut to {@link DedupLimits#MAX_RESULT_BYTES}
+         *     in UTF-8; if it throws, the exception's class name is stored
+         * @return this builder
          */
         public Builder<M, R> failureDescription(Function<? super Exception, String> describe) {
             this.describeFailure = Objects.requireNonNull(describe, "describe");
@@ -470,13 +511,24 @@ public final class IdempotentConsumer<M, R> {
         /**
          * Called with every delivery's outcome, on the delivering thread, after the store calls: for metrics (see
          * dedup-micrometer) or logging. An exception it throws is logged and never changes the outcome.
+         *
+         * @param listener receives each outcome once, after {@code process} has finished with the store; it must be
+         *     quick and thread-safe, since it runs on every consumer thread
+         * @return this builder
          */
         public Builder<M, R> onOutcome(Consumer<? super ProcessingOutcome<?>> listener) {
             this.outcomeListener = Objects.requireNonNull(listener, "listener");
             return this;
         }
 
-        /** The timer that decides when to extend leases (default: one shared daemon thread); it never blocks. */
+        /**
+         * The timer that decides when to extend leases (default: one shared daemon thread); it never blocks.
+         *
+         * @param scheduler the timer; owned by the caller, who shuts it down after the consumer's last use. If it
+         *     refuses a heartbeat when a handler is about to run, the claim is released and the delivery is
+         *     {@link ProcessingOutcome.Failed}
+         * @return this builder
+         */
         public Builder<M, R> heartbeatScheduler(ScheduledExecutorService scheduler) {
             this.heartbeatTimer = Objects.requireNonNull(scheduler, "scheduler");
             return this;
@@ -485,12 +537,17 @@ public final class IdempotentConsumer<M, R> {
         /**
          * Where the extends themselves run (default: a shared pool of daemon threads, at most one call in flight per
          * running handler), so a slow store call for one key never delays another key's extend.
+         *
+         * @param executor runs the store's extend calls; owned by the caller, who shuts it down after the consumer's
+         *     last use. An extend it refuses is logged as a lease at risk and tried again at the next tick
+         * @return this builder
          */
         public Builder<M, R> heartbeatExecutor(Executor executor) {
             this.heartbeatExecutor = Objects.requireNonNull(executor, "executor");
             return this;
         }
 
+        /** {@return a consumer with these settings; the builder may be reused for another} */
         public IdempotentConsumer<M, R> build() {
             return new IdempotentConsumer<>(this);
         }

@@ -12,7 +12,7 @@ public enum RecordState {
      */
     FAILED;
 
-    /** True for the states a record ends in: {@link #COMPLETED} and {@link #FAILED}. */
+    /** {@return true for the states a record ends in: {@link #COMPLETED} and {@link #FAILED}} */
     public boolean isTerminal() {
         return this != IN_PROGRESS;
     }

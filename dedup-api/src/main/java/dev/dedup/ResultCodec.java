@@ -5,16 +5,28 @@ import java.nio.charset.StandardCharsets;
 /**
  * Turns a handler's result into the bytes a completed record stores, and back, so a duplicate can replay the
  * result (an {@code Idempotency-Key} response, for example) without running the handler again.
+ *
+ * @param <R> the handler's result type
  */
 public interface ResultCodec<R> {
 
-    /** The bytes to store for {@code result}; null stores no result. */
+    /**
+     * Serializes a handler's result for storage.
+     *
+     * @param result what the handler returned, possibly null
+     * @return the bytes to store, at most {@link DedupLimits#MAX_RESULT_BYTES}; null stores no result
+     */
     byte[] encode(R result);
 
-    /** The result from stored bytes (never called with null). */
+    /**
+     * Deserializes a stored result for a duplicate.
+     *
+     * @param bytes the stored bytes, never null
+     * @return the result as the handler returned it
+     */
     R decode(byte[] bytes);
 
-    /** Stores nothing: for handlers whose effect is all that matters. */
+    /** {@return a codec that stores nothing: for handlers whose effect is all that matters} */
     static ResultCodec<Void> none() {
         return new ResultCodec<>() {
             @Override
@@ -29,7 +41,7 @@ public interface ResultCodec<R> {
         };
     }
 
-    /** Strings as UTF-8: JSON bodies, ids. */
+    /** {@return a codec for strings as UTF-8: JSON bodies, ids; a null string stores no result} */
     static ResultCodec<String> utf8() {
         return new ResultCodec<>() {
             @Override
@@ -44,7 +56,7 @@ public interface ResultCodec<R> {
         };
     }
 
-    /** Raw bytes, stored as they are. */
+    /** {@return a codec for raw bytes, stored as they are, not copied} */
     static ResultCodec<byte[]> bytes() {
         return new ResultCodec<>() {
             @Override

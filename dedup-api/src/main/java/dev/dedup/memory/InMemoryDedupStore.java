@@ -45,22 +45,37 @@ public final class InMemoryDedupStore extends AbstractDedupStore {
         this(DedupLimits.DEFAULT_NAMESPACE, Clock.systemUTC());
     }
 
+    /**
+     * A store in {@code namespace} on the system clock.
+     *
+     * @param namespace the namespace every key lives in, matching {@link DedupLimits#NAMESPACE_PATTERN}; two stores in
+     *     one JVM never share records, whatever their namespaces
+     */
     public InMemoryDedupStore(String namespace) {
         this(namespace, Clock.systemUTC());
     }
 
-    /** A store whose expiry follows {@code clock}: pass a controllable clock to test expiry without waiting. */
+    /**
+     * A store whose expiry follows {@code clock}: pass a controllable clock to test expiry without waiting.
+     *
+     * @param namespace the namespace every key lives in, matching {@link DedupLimits#NAMESPACE_PATTERN}
+     * @param clock the time every lease and retention is counted on, read on every operation
+     */
     public InMemoryDedupStore(String namespace, Clock clock) {
         super(namespace);
         this.clock = Objects.requireNonNull(clock, "clock");
     }
 
-    /** Records held now, live or expired but not yet swept. */
+    /** {@return the records held now, live or expired but not yet swept} */
     public int size() {
         return entries.size();
     }
 
-    /** Removes expired records now (also done as the map doubles); returns how many. */
+    /**
+     * Removes expired records now (also done as the map doubles).
+     *
+     * @return how many records were removed
+     */
     public int sweepExpired() {
         Instant now = clock.instant();
         int removed = 0;

@@ -25,6 +25,12 @@ public abstract class AbstractDedupStore implements DedupStore {
     private final String namespace;
     private final AtomicBoolean closed = new AtomicBoolean();
 
+    /**
+     * Checks and keeps the store's namespace.
+     *
+     * @param namespace the namespace every key lives in, matching {@link DedupLimits#NAMESPACE_PATTERN}
+     * @throws IllegalArgumentException if {@code namespace} does not match
+     */
     protected AbstractDedupStore(String namespace) {
         this.namespace = DedupLimits.checkNamespace(namespace);
     }
@@ -93,25 +99,54 @@ public abstract class AbstractDedupStore implements DedupStore {
         }
     }
 
-    /** Claims a valid key under the fresh {@code owner} token. */
+    /**
+     * Claims a valid key under the fresh {@code owner} token.
+     *
+     * @param key a valid key, without namespace; the backend prefixes or scopes it with {@link #namespace()}
+     * @param owner a fresh random token to store with the claim, from {@link #newOwnerToken()}
+     * @param lease a valid lease, counted on the backend's clock where it has one
+     * @return a {@link Claim} carrying {@code owner}, or a {@link Duplicate} of the live record
+     */
     protected abstract ClaimResult doClaim(String key, String owner, Duration lease);
 
     /**
      * Ends the record in {@code outcome} ({@link RecordState#COMPLETED} or {@link RecordState#FAILED}), kept for
      * {@code retention} with {@code payload} (the result or the error, may be null), iff it is in progress, carries
      * {@code claim.owner()} and has not expired.
+     *
+     * @param claim a claim of this store's namespace
+     * @param outcome {@link RecordState#COMPLETED} or {@link RecordState#FAILED}
+     * @param retention a valid retention, counted from now
+     * @param payload the result or error, already copied and checked, or null for none
+     * @return true if the record was ended; false if it was not the caller's, and nothing was written
      */
     protected abstract boolean doFinish(Claim claim, RecordState outcome, Duration retention, byte[] payload);
 
-    /** Deletes the record iff it is in progress, carries {@code claim.owner()} and has not expired. */
+    /**
+     * Deletes the record iff it is in progress, carries {@code claim.owner()} and has not expired.
+     *
+     * @param claim a claim of this store's namespace
+     * @return true if the record was deleted; false if it was not the caller's
+     */
     protected abstract boolean doRelease(Claim claim);
 
-    /** Moves the expiry to now + {@code lease} iff the record is in progress, carries the owner and has not expired. */
+    /**
+     * Moves the expiry to now + {@code lease} iff the record is in progress, carries the owner and has not expired.
+     *
+     * @param claim a claim of this store's namespace
+     * @param lease a valid lease, counted from now
+     * @return true if the expiry was moved; false if the record was not the caller's
+     */
     protected abstract boolean doExtend(Claim claim, Duration lease);
 
     /**
      * Claims a valid, non-empty batch, results in input order. This default makes one call per key; a store
      * overrides it to claim the whole batch in one round trip. Use {@link #newOwnerToken()} for each claimed key.
+     *
+     * @param keys 1 to {@link DedupLimits#MAX_BATCH_KEYS} valid keys, an immutable copy; a key may repeat
+     * @param lease a valid lease
+     * @return one result per key, in input order; a repeated key gets one claim, then duplicates (see
+     *     {@link #inInputOrder})
      */
     protected List<ClaimResult> doClaimAll(List<String> keys, Duration lease) {
         List<ClaimResult> results = new ArrayList<>(keys.size());
@@ -124,7 +159,7 @@ public abstract class AbstractDedupStore implements DedupStore {
     /** Frees what the store created itself. Called once. */
     protected void doClose() {}
 
-    /** A fresh random owner token. */
+    /** {@return a fresh random owner token: a random UUID, 36 characters} */
     protected static String newOwnerToken() {
         return UUID.randomUUID().toString();
     }
@@ -132,6 +167,9 @@ public abstract class AbstractDedupStore implements DedupStore {
     /**
      * One fresh owner token per distinct key, in first-seen order: what a batch claim sends to the backend, since a
      * key repeated in one batch is claimed once.
+     *
+     * @param keys the batch, possibly with repeats
+     * @return a fresh owner token by distinct key, in first-seen order; mutable
      */
     protected static Map<String, String> ownersOfDistinctKeys(List<String> keys) {
         Map<String, String> ownerByKey = new LinkedHashMap<>();
@@ -144,6 +182,10 @@ public abstract class AbstractDedupStore implements DedupStore {
     /**
      * The batch's results in input order, from one result per distinct key. A repeat of a key the batch itself
      * claimed is a duplicate of that claim, in progress, as if the same batch had arrived twice.
+     *
+     * @param keys the batch as the caller gave it, with any repeats
+     * @param byDistinctKey the backend's result for each distinct key of the batch
+     * @return one result per entry of {@code keys}, in its order
      */
     protected static List<ClaimResult> inInputOrder(List<String> keys, Map<String, ClaimResult> byDistinctKey) {
         List<ClaimResult> results = new ArrayList<>(keys.size());

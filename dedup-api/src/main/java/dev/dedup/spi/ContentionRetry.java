@@ -33,7 +33,13 @@ public final class ContentionRetry {
         this.deadlineNanos = System.nanoTime() + budget.toNanos();
     }
 
-    /** Starts the clock for one claim that may retry for at most {@code budget}. */
+    /**
+     * Starts the clock for one claim that may retry for at most {@code budget}.
+     *
+     * @param budget how long the claim may keep retrying, positive; usually the store's operation timeout
+     * @return a pacer for this one claim; not thread-safe
+     * @throws IllegalArgumentException if {@code budget} is null, zero or negative
+     */
     public static ContentionRetry within(Duration budget) {
         if (budget == null || budget.isNegative() || budget.isZero()) {
             throw new IllegalArgumentException("budget must be positive, but was " + budget);
@@ -41,12 +47,12 @@ public final class ContentionRetry {
         return new ContentionRetry(budget);
     }
 
-    /** The attempts made so far. */
+    /** {@return the attempts made so far, counting the first: 1 before any retry} */
     public int attempts() {
         return attempts;
     }
 
-    /** The nanoseconds left before the deadline, zero once it has passed. */
+    /** {@return the nanoseconds left before the deadline, zero once it has passed} */
     public long remainingNanos() {
         return Math.max(0, deadlineNanos - System.nanoTime());
     }
@@ -54,6 +60,11 @@ public final class ContentionRetry {
     /**
      * Counts the attempt that just lost and returns the pause before the next one, in nanoseconds; throws a
      * retryable {@link DedupStoreException} when the deadline has passed. For async stores that schedule the retry.
+     *
+     * @param store the store's name for the message, such as {@code "MongoDB dedup store"}
+     * @param operation the operation being retried, such as {@code "claim"}
+     * @return the pause before the next attempt in nanoseconds: random, up to 5 ms, never past the deadline
+     * @throws DedupStoreException (retryable) if the deadline has passed
      */
     public long nextPauseNanosOrGiveUp(String store, String operation) {
         if (remainingNanos() == 0) {
@@ -65,7 +76,13 @@ public final class ContentionRetry {
         return Math.min(remainingNanos(), ThreadLocalRandom.current().nextLong(cap + 1) * 1_000);
     }
 
-    /** Sleeps the pause before the next attempt, or throws as {@link #nextPauseNanosOrGiveUp} does. */
+    /**
+     * Sleeps the pause before the next attempt, or throws as {@link #nextPauseNanosOrGiveUp} does.
+     *
+     * @param store the store's name for the message, such as {@code "MongoDB dedup store"}
+     * @param operation the operation being retried, such as {@code "claim"}
+     * @throws DedupStoreException (retryable) if the deadline has passed
+     */
     public void pauseOrGiveUp(String store, String operation) {
         LockSupport.parkNanos(nextPauseNanosOrGiveUp(store, operation));
     }

@@ -10,10 +10,12 @@ import dev.dedup.DedupStore;
  */
 public interface DedupStoreProvider {
 
-    /** The URI schemes this provider opens, lower case, for example {@code redis} and {@code rediss}. */
+    /** {@return the URI schemes this provider opens, lower case, for example {@code redis} and {@code rediss}} */
     java.util.Set<String> schemes();
 
-    /** What a user adds to get this provider, for messages: for example {@code dev.dedup:dedup-store-redis}. */
+    /**
+     * {@return what a user adds to get this provider, for messages: for example {@code dev.dedup:dedup-store-redis}}
+     */
     String artifact();
 
     /**
@@ -22,6 +24,8 @@ public interface DedupStoreProvider {
      * calling {@link #open}, naming the nearest allowed name, so a typo cannot silently fall back to a default (a
      * misspelt {@code namespace} would put two services in one namespace). The default declares only
      * {@code namespace}.
+     *
+     * @return the declared parameters; called on every open, so build them once and keep them
      */
     default UriParameters parameters() {
         return UriParameters.builder().build();
@@ -33,6 +37,9 @@ public interface DedupStoreProvider {
      * {@link dev.dedup.DedupConfigurationException} for a URI it cannot use, naming the bad part and what is allowed,
      * and never puts a credential in a message (use {@link StoreUri#redacted()}; {@code DedupStores.open} also
      * scrubs whatever a driver's exception echoes).
+     *
+     * @param uri the parsed and checked URI, with any properties passed to {@code open} already applied
+     * @return the open store, which owns the clients it created and closes them in {@link DedupStore#close()}
      */
     DedupStore open(StoreUri uri);
 }

@@ -19,6 +19,10 @@ public final class PercentCoding {
      * Decodes every {@code %XX} as a UTF-8 byte. Throws {@link IllegalArgumentException} saying what is wrong (without
      * repeating the text, which may be a secret) for a {@code %} not followed by two hex digits or bytes that are not
      * UTF-8.
+     *
+     * @param text a URI part as written, such as a user info or a query value
+     * @return the decoded text; {@code text} itself when it has no {@code %}
+     * @throws IllegalArgumentException if an escape is malformed or the escaped bytes are not UTF-8
      */
     public static String decode(String text) {
         if (text.indexOf('%') < 0) {
@@ -44,7 +48,12 @@ public final class PercentCoding {
         return decoded.toString();
     }
 
-    /** {@link #decode}, or {@code text} as it is when it is not valid percent-encoding; for display only. */
+    /**
+     * Decodes for display, never failing.
+     *
+     * @param text a URI part as written
+     * @return {@link #decode}'s result, or {@code text} as it is when it is not valid percent-encoding
+     */
     public static String decodeLeniently(String text) {
         try {
             return decode(text);
@@ -53,7 +62,12 @@ public final class PercentCoding {
         }
     }
 
-    /** Encodes every character except RFC 3986's unreserved ones ({@code A-Z a-z 0-9 - . _ ~}) as UTF-8 {@code %XX}. */
+    /**
+     * Encodes every character except RFC 3986's unreserved ones ({@code A-Z a-z 0-9 - . _ ~}) as UTF-8 {@code %XX}.
+     *
+     * @param text any text, such as a password to put into a URI
+     * @return the encoded text, safe in any URI part; upper-case hex digits
+     */
     public static String encode(String text) {
         StringBuilder encoded = new StringBuilder(text.length());
         for (byte b : text.getBytes(StandardCharsets.UTF_8)) {

@@ -28,7 +28,13 @@ public final class Redaction {
 
     private Redaction() {}
 
-    /** True for a parameter whose value is a credential: its name contains pass, secret, token or key, in any case. */
+    /**
+     * Tells whether a parameter's value is a credential, judged by its name alone.
+     *
+     * @param name a query parameter's name, decoded
+     * @return true when the name contains pass, secret, token or key, in any case: {@code password},
+     *     {@code sessionToken}, {@code awsSecretAccessKey}
+     */
     public static boolean isSecretName(String name) {
         String lower = name.toLowerCase(Locale.ROOT);
         for (String word : SECRET_WORDS) {
@@ -43,6 +49,9 @@ public final class Redaction {
      * {@code uri} with the whole user-info ({@code redis://***@host}) and the value of every secret-named parameter
      * ({@code ?password=***}) masked, for any scheme. The user-info runs to the last {@code @} before the query, so a
      * password with an unescaped {@code @}, {@code /} or {@code :} is still masked whole.
+     *
+     * @param uri a store URI as the user wrote it, possibly malformed, or null
+     * @return the URI safe to show in a message or log; {@code "null"} for null
      */
     public static String uri(String uri) {
         if (uri == null) {
@@ -81,6 +90,11 @@ public final class Redaction {
      * {@code text} with the user-info of any URI in it masked (drivers print URIs their own way, for example Lettuce's
      * {@code redis://app:*****@host} shows the user and the password's length) and every occurrence of each of
      * {@code secrets} replaced by {@link #MASK}.
+     *
+     * @param text a message, or null
+     * @param secrets the exact strings to mask, such as the URI's decoded password and its encoded form; nulls and
+     *     empty strings are ignored
+     * @return the cleaned text, or null for null
      */
     public static String scrub(String text, Collection<String> secrets) {
         if (text == null) {
@@ -97,6 +111,10 @@ public final class Redaction {
      * {@code failure} itself when no message in it or its causes holds one of {@code secrets}; otherwise an exception
      * of the same dedup kind (configuration or store error, retryable or not) whose message and causes are cleaned.
      * A cleaned cause keeps the original's class name in its message and its stack trace.
+     *
+     * @param failure the exception to check, with its causes and suppressed exceptions
+     * @param secrets the exact strings to mask; nulls and empty strings are ignored
+     * @return {@code failure}, or a cleaned replacement to throw instead
      */
     public static RuntimeException scrub(RuntimeException failure, Collection<String> secrets) {
         List<String> ordered = longestFirst(secrets);
@@ -182,6 +200,7 @@ public final class Redaction {
     public static final class RedactedException extends RuntimeException {
         private static final long serialVersionUID = 1L;
 
+        /** The fully qualified class name of the exception this one replaces. */
         private final String originalClass;
 
         RedactedException(Throwable original, String message, Throwable cause) {
@@ -189,7 +208,7 @@ public final class Redaction {
             this.originalClass = original.getClass().getName();
         }
 
-        /** The class of the exception this one replaces. */
+        /** {@return the fully qualified class name of the exception this one replaces} */
         public String originalClass() {
             return originalClass;
         }

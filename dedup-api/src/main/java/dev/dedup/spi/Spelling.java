@@ -15,6 +15,11 @@ public final class Spelling {
     /**
      * The candidates close to {@code given}, nearest first, at most three: case is ignored, and a typo may change,
      * add, drop or swap a few characters (about one per three characters of {@code given}).
+     *
+     * @param given the name as the user wrote it
+     * @param candidates the names that exist
+     * @return up to three candidates, nearest first, ties in alphabetical order; never {@code given} itself; empty
+     *     when none is close
      */
     public static List<String> closest(String given, Collection<String> candidates) {
         String lower = given.toLowerCase(Locale.ROOT);
@@ -37,7 +42,14 @@ public final class Spelling {
         return names;
     }
 
-    /** {@code " did you mean a or b?"} for the closest candidates, or an empty string when none is close. */
+    /**
+     * Words the closest candidates for an error message.
+     *
+     * @param given the name as the user wrote it
+     * @param candidates the names that exist
+     * @return {@code " Did you mean a or b?"}, with a leading space to append to a sentence, or an empty string when
+     *     none is close
+     */
     public static String didYouMean(String given, Collection<String> candidates) {
         List<String> names = closest(given, candidates);
         return names.isEmpty() ? "" : " Did you mean " + String.join(" or ", names) + "?";

@@ -81,6 +81,13 @@ public final class StoreUri {
     /**
      * Parses {@code uri}; {@code properties} (may be empty) replace query parameters of the same name. Checks only
      * the syntax: the scheme and the percent-encoding. What the parameters mean is {@link #check}'s business.
+     *
+     * @param uri the store URI as the user wrote it, for example {@code redis://app:s3cret@cache:6379?namespace=orders}
+     * @param properties parameters that replace the query's, or null or empty for none; their secret-named values
+     *     join {@link #secrets()}
+     * @return the parsed URI, not yet checked: its typed getters throw until {@link #check} has run
+     * @throws DedupConfigurationException if the URI is null or blank, has no valid scheme, a nameless parameter or
+     *     bad percent-encoding, or a property is null
      */
     public static StoreUri parse(String uri, Map<String, String> properties) {
         if (uri == null || uri.isBlank()) {
@@ -156,7 +163,13 @@ public final class StoreUri {
         return new StoreUri(uri, scheme, location, pairs, repeated, userInfo, hostsText, path, secrets);
     }
 
-    /** The scheme of {@code uri} in lower case, or a configuration error naming the URI. */
+    /**
+     * Reads the scheme of a URI without parsing the rest.
+     *
+     * @param uri a store URI
+     * @return the scheme in lower case, {@code jdbc:} included: {@code jdbc:postgresql}
+     * @throws DedupConfigurationException naming the URI, redacted, when it has no valid scheme
+     */
     public static String schemeOf(String uri) {
         int colon = uri.indexOf(':');
         if (uri.regionMatches(true, 0, "jdbc:", 0, 5)) {
@@ -170,7 +183,12 @@ public final class StoreUri {
         return scheme.toLowerCase(Locale.ROOT);
     }
 
-    /** {@code uri} with its user-info and secret parameters masked; see {@link Redaction#uri}. */
+    /**
+     * Masks a URI for a message; see {@link Redaction#uri}.
+     *
+     * @param uri a store URI, possibly malformed, or null
+     * @return {@code uri} with its user-info and secret parameters masked
+     */
     public static String redact(String uri) {
         return Redaction.uri(uri);
     }
@@ -179,6 +197,11 @@ public final class StoreUri {
      * This URI checked against a provider's {@code declared} parameters: every name is one of the provider's own or
      * a driver parameter it passes through, and every own value is of its kind and within its bounds. Otherwise a
      * {@link DedupConfigurationException} names the parameter, what is allowed and, for a typo, the nearest name.
+     *
+     * @param declared the provider's {@link DedupStoreProvider#parameters()}
+     * @return a checked copy whose typed getters read {@code declared}'s parameters; this URI is not changed
+     * @throws DedupConfigurationException if a name is unknown, an own parameter is repeated, or a value is not
+     *     allowed
      */
     public StoreUri check(UriParameters declared) {
         List<String> allowed = new ArrayList<>(declared.ownNames());
@@ -201,12 +224,12 @@ public final class StoreUri {
         return new StoreUri(this, declared);
     }
 
-    /** The URI as given. Do not log it: use {@link #redacted()}. */
+    /** {@return the URI as given, credentials included. Do not log it: use {@link #redacted()}} */
     public String uri() {
         return uri;
     }
 
-    /** The URI with its user-info and secret parameters masked, for messages and logs. */
+    /** {@return the URI with its user-info and secret parameters masked, for messages and logs} */
     public String redacted() {
         return Redaction.uri(uri);
     }
@@ -214,37 +237,53 @@ public final class StoreUri {
     /**
      * Every credential this URI and its properties hold (user-info, password, values of secret-named parameters),
      * raw and decoded, for {@link Redaction#scrub} of messages that may echo them.
+     *
+     * @return the secrets, unmodifiable; empty when the URI holds none
      */
     public List<String> secrets() {
         return secrets;
     }
 
-    /** Lower-case scheme, for example {@code redis} or {@code jdbc:postgresql}. */
+    /** {@return the lower-case scheme, for example {@code redis} or {@code jdbc:postgresql}} */
     public String scheme() {
         return scheme;
     }
 
-    /** What lies between {@code scheme:} and {@code ?}, for example {@code //host:6379/0}. Do not log it. */
+    /**
+     * {@return what lies between {@code scheme:} and {@code ?}, for example {@code //host:6379/0}, not decoded. Do not
+     * log it: it holds the user-info}
+     */
     public String location() {
         return location;
     }
 
-    /** Query parameters and properties (properties winning), decoded; the last value of a repeated name. */
+    /**
+     * {@return the query parameters and properties (properties winning), decoded, by name in the order given; the
+     * last value of a repeated name; unmodifiable}
+     */
     public Map<String, String> parameters() {
         return parameters;
     }
 
-    /** The decoded value of {@code name} as given, unchecked; prefer the typed getters. */
+    /**
+     * Reads a parameter as given, unchecked; prefer the typed getters.
+     *
+     * @param name the parameter's name, exactly as written (case-sensitive)
+     * @return the decoded value, empty when the parameter is not given (its default is not applied)
+     */
     public Optional<String> parameter(String name) {
         return Optional.ofNullable(parameters.get(name));
     }
 
-    /** True when the URI has a user-info part ({@code user:password@} or {@code password@}). */
+    /** {@return true when the URI has a user-info part ({@code user:password@} or {@code password@})} */
     public boolean hasUserInfo() {
         return userInfo != null;
     }
 
-    /** The decoded user-info before its first {@code :}, or all of it when there is no {@code :}. */
+    /**
+     * {@return the decoded user-info before its first {@code :}, or all of it when there is no {@code :}; empty
+     * without user-info}
+     */
     public Optional<String> user() {
         if (userInfo == null) {
             return Optional.empty();
@@ -253,7 +292,7 @@ public final class StoreUri {
         return Optional.of(decode(colon < 0 ? userInfo : userInfo.substring(0, colon), "the user-info", uri));
     }
 
-    /** The decoded user-info after its first {@code :}; empty when there is no {@code :}. */
+    /** {@return the decoded user-info after its first {@code :}; empty when there is no {@code :}} */
     public Optional<String> password() {
         if (userInfo == null || userInfo.indexOf(':') < 0) {
             return Optional.empty();
@@ -261,17 +300,25 @@ public final class StoreUri {
         return Optional.of(decode(userInfo.substring(userInfo.indexOf(':') + 1), "the user-info", uri));
     }
 
-    /** The hosts as written between the user-info and the path ({@code h1:5432,h2:5432}); empty without {@code //}. */
+    /**
+     * {@return the hosts as written between the user-info and the path ({@code h1:5432,h2:5432}); empty without
+     * {@code //}}
+     */
     public Optional<String> hostsText() {
         return Optional.ofNullable(hostsText);
     }
 
-    /** The path after the hosts' {@code /}, as written (not decoded); empty when there is no {@code /}. */
+    /** {@return the path after the hosts' {@code /}, as written (not decoded); empty when there is no {@code /}} */
     public Optional<String> path() {
         return Optional.ofNullable(path);
     }
 
-    /** The hosts, each with its port or -1; a configuration error for an empty host or a port outside [1, 65535]. */
+    /**
+     * Parses the hosts of the authority, for stores that take a host list.
+     *
+     * @return the hosts in the order written, each with its port or -1; unmodifiable, never empty
+     * @throws DedupConfigurationException for no host, an empty or malformed host, or a port outside [1, 65535]
+     */
     public List<HostPort> hosts() {
         if (hostsText == null || hostsText.isEmpty()) {
             throw new DedupConfigurationException("store URI " + redacted() + " names no host; expected " + scheme
@@ -284,37 +331,82 @@ public final class StoreUri {
         return List.copyOf(hosts);
     }
 
-    /** The namespace: the {@code namespace} parameter, checked, or the default namespace. */
+    /**
+     * {@return the namespace: the {@code namespace} parameter, checked, or {@link dev.dedup.DedupLimits#DEFAULT_NAMESPACE};
+     * readable before {@link #check}}
+     */
     public String namespace() {
         return (String) value(NAMESPACE);
     }
 
-    /** A declared text parameter, or its default. */
+    /**
+     * Reads a declared text parameter.
+     *
+     * @param name the parameter's name, as declared with {@link UriParameters.Builder#text}
+     * @return its value, or its default; empty when neither exists
+     * @throws IllegalArgumentException if the provider did not declare {@code name}
+     * @throws IllegalStateException if this URI was not {@linkplain #check checked}
+     */
     public Optional<String> text(String name) {
         return Optional.ofNullable((String) value(name));
     }
 
-    /** A declared boolean parameter, or its default. */
+    /**
+     * Reads a declared boolean parameter.
+     *
+     * @param name the parameter's name, as declared with {@link UriParameters.Builder#bool}
+     * @return its value, or its default
+     * @throws IllegalArgumentException if the provider did not declare {@code name}
+     * @throws IllegalStateException if this URI was not {@linkplain #check checked}
+     */
     public boolean bool(String name) {
         return (Boolean) value(name);
     }
 
-    /** A declared integer parameter, or its default. */
+    /**
+     * Reads a declared integer parameter.
+     *
+     * @param name the parameter's name, as declared with {@link UriParameters.Builder#integer}
+     * @return its value, within its declared bounds, or its default
+     * @throws IllegalArgumentException if the provider did not declare {@code name}
+     * @throws IllegalStateException if this URI was not {@linkplain #check checked}
+     */
     public int integer(String name) {
         return (Integer) value(name);
     }
 
-    /** A declared duration parameter, or its default (null when it has none). */
+    /**
+     * Reads a declared duration parameter.
+     *
+     * @param name the parameter's name, as declared with {@link UriParameters.Builder#duration}
+     * @return its value, within its declared bounds, or its default; null when neither exists
+     * @throws IllegalArgumentException if the provider did not declare {@code name}
+     * @throws IllegalStateException if this URI was not {@linkplain #check checked}
+     */
     public Duration duration(String name) {
         return (Duration) value(name);
     }
 
-    /** A declared choice parameter, or its default. */
+    /**
+     * Reads a declared choice parameter.
+     *
+     * @param name the parameter's name, as declared with {@link UriParameters.Builder#choice}
+     * @return its value, one of the declared choices, or its default; empty when neither exists
+     * @throws IllegalArgumentException if the provider did not declare {@code name}
+     * @throws IllegalStateException if this URI was not {@linkplain #check checked}
+     */
     public Optional<String> choice(String name) {
         return Optional.ofNullable((String) value(name));
     }
 
-    /** A declared http(s) URL parameter. */
+    /**
+     * Reads a declared http(s) URL parameter.
+     *
+     * @param name the parameter's name, as declared with {@link UriParameters.Builder#httpUrl}
+     * @return its value, an absolute http or https URL with a host; empty when not given
+     * @throws IllegalArgumentException if the provider did not declare {@code name}
+     * @throws IllegalStateException if this URI was not {@linkplain #check checked}
+     */
     public Optional<URI> httpUrl(String name) {
         return Optional.ofNullable((URI) value(name));
     }
@@ -322,6 +414,9 @@ public final class StoreUri {
     /**
      * The driver parameters to pass through, in the order given, repeated names kept (MongoDB's
      * {@code readPreferenceTags} may repeat). Only on a {@linkplain #check checked} URI.
+     *
+     * @return name and decoded value of every given parameter that is not the provider's own; a new list
+     * @throws IllegalStateException if this URI was not {@linkplain #check checked}
      */
     public List<Map.Entry<String, String>> driverParameters() {
         UriParameters checkedAgainst = checked();
@@ -409,9 +504,19 @@ public final class StoreUri {
         }
     }
 
-    /** A host and its port, -1 when the URI gives none; an IPv6 host without its brackets. */
+    /**
+     * A host and its port, -1 when the URI gives none; an IPv6 host without its brackets.
+     *
+     * @param host a DNS name, an IPv4 address, or an IPv6 address without brackets (with any {@code %zone})
+     * @param port the port in [1, 65535], or -1 when the URI gives none
+     */
     public record HostPort(String host, int port) {
-        /** The port, or {@code defaultPort} when the URI gives none. */
+        /**
+         * Applies the store's default port.
+         *
+         * @param defaultPort the port to use when the URI gives none, such as 6379 for Redis
+         * @return the URI's port, or {@code defaultPort} when the URI gives none
+         */
         public int portOr(int defaultPort) {
             return port < 0 ? defaultPort : port;
         }

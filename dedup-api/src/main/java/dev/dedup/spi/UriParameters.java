@@ -40,32 +40,42 @@ public final class UriParameters {
         this.driverLowerCase = Collections.unmodifiableSet(lower);
     }
 
-    /** A builder with {@code namespace} already declared. */
+    /** {@return a builder with {@code namespace} already declared} */
     public static Builder builder() {
         return new Builder();
     }
 
-    /** The parameter {@code name} of the provider's own, if declared. */
+    /**
+     * Looks up one of the provider's own parameters.
+     *
+     * @param name the parameter's name, case-sensitive
+     * @return the parameter, empty when it is not the provider's own (it may still be a driver parameter)
+     */
     public Optional<Parameter> own(String name) {
         return Optional.ofNullable(own.get(name));
     }
 
-    /** The provider's own parameter names, in declaration order. */
+    /** {@return the provider's own parameter names, {@code namespace} first, then in declaration order} */
     public Set<String> ownNames() {
         return own.keySet();
     }
 
-    /** The provider's own parameters, in declaration order. */
+    /** {@return the provider's own parameters, {@code namespace} first, then in declaration order; a copy} */
     public List<Parameter> ownParameters() {
         return List.copyOf(own.values());
     }
 
-    /** The driver's parameter names passed through, sorted. */
+    /** {@return the driver's parameter names passed through, sorted, as declared; unmodifiable} */
     public Set<String> driverNames() {
         return driver;
     }
 
-    /** True when {@code name} is a driver parameter passed through (ignoring case where the driver does). */
+    /**
+     * Tells whether a name is a driver parameter the provider passes through.
+     *
+     * @param name a parameter's name as given in the URI
+     * @return true when it is declared as a driver parameter (ignoring case where the driver does)
+     */
     public boolean isDriver(String name) {
         return driverIgnoresCase ? driverLowerCase.contains(name.toLowerCase(Locale.ROOT)) : driver.contains(name);
     }
@@ -78,7 +88,20 @@ public final class UriParameters {
     }
 
     /** The kinds of value a parameter holds. */
-    public enum Kind { TEXT, BOOLEAN, INTEGER, DURATION, CHOICE, HTTP_URL }
+    public enum Kind {
+        /** Any text, or text matching a pattern; read with {@link StoreUri#text}. */
+        TEXT,
+        /** Exactly {@code true} or {@code false}; read with {@link StoreUri#bool}. */
+        BOOLEAN,
+        /** A whole number within bounds; read with {@link StoreUri#integer}. */
+        INTEGER,
+        /** A duration within bounds, such as {@code 5s} or {@code PT5S}; read with {@link StoreUri#duration}. */
+        DURATION,
+        /** One of a fixed list of words; read with {@link StoreUri#choice}. */
+        CHOICE,
+        /** An absolute http or https URL; read with {@link StoreUri#httpUrl}. */
+        HTTP_URL
+    }
 
     /** One of a provider's own parameters: its name, its kind, its default and what values it allows. */
     public static final class Parameter {
@@ -107,20 +130,25 @@ public final class UriParameters {
             this.patternDescription = patternDescription;
         }
 
+        /** {@return the parameter's name as written in a URI, case-sensitive} */
         public String name() {
             return name;
         }
 
+        /** {@return the kind of value the parameter holds, which says which {@link StoreUri} getter reads it} */
         public Kind kind() {
             return kind;
         }
 
-        /** The value used when the parameter is not given; null when there is none. */
+        /**
+         * {@return the value used when the parameter is not given, of the kind's Java type ({@code String},
+         * {@code Boolean}, {@code Integer}, {@code Duration}, {@code URI}); null when there is none}
+         */
         public Object defaultValue() {
             return defaultValue;
         }
 
-        /** What the parameter allows, for messages: for example {@code a whole number in [1, 200]}. */
+        /** {@return what the parameter allows, for messages: for example {@code a whole number in [1, 200]}} */
         public String allowed() {
             return switch (kind) {
                 case BOOLEAN -> "true or false";
@@ -220,44 +248,107 @@ public final class UriParameters {
                     null, null, "1 to 64 characters of A-Z a-z 0-9 . _ -"));
         }
 
-        /** Free text, or text matching {@code pattern} (described for messages); {@code defaultValue} may be null. */
+        /**
+         * Declares a text parameter, free or matching {@code pattern}.
+         *
+         * @param name the parameter's name, case-sensitive
+         * @param defaultValue the value when not given, or null for none
+         * @param pattern what the whole value must match, or null for any text
+         * @param patternDescription what {@code pattern} allows, for messages, such as {@code "a table name"}; null
+         *     when {@code pattern} is
+         * @return this builder
+         * @throws IllegalArgumentException if {@code name} is already declared
+         */
         public Builder text(String name, String defaultValue, Pattern pattern, String patternDescription) {
             return declare(new Parameter(name, Kind.TEXT, defaultValue, 0, 0, null, null, null, pattern,
                     patternDescription));
         }
 
-        /** Free text; {@code defaultValue} may be null. */
+        /**
+         * Declares a free-text parameter.
+         *
+         * @param name the parameter's name, case-sensitive
+         * @param defaultValue the value when not given, or null for none
+         * @return this builder
+         * @throws IllegalArgumentException if {@code name} is already declared
+         */
         public Builder text(String name, String defaultValue) {
             return text(name, defaultValue, null, null);
         }
 
-        /** Exactly {@code true} or {@code false}: {@code yes}, {@code 1} or {@code TRUE} are refused, not guessed. */
+        /**
+         * Declares a boolean parameter: exactly {@code true} or {@code false}; {@code yes}, {@code 1} or {@code TRUE}
+         * are refused, not guessed.
+         *
+         * @param name the parameter's name, case-sensitive
+         * @param defaultValue the value when not given
+         * @return this builder
+         * @throws IllegalArgumentException if {@code name} is already declared
+         */
         public Builder bool(String name, boolean defaultValue) {
             return declare(new Parameter(name, Kind.BOOLEAN, defaultValue, 0, 0, null, null, null, null, null));
         }
 
-        /** A whole number in [min, max]. */
+        /**
+         * Declares a whole-number parameter.
+         *
+         * @param name the parameter's name, case-sensitive
+         * @param defaultValue the value when not given
+         * @param min the smallest value allowed, inclusive
+         * @param max the largest value allowed, inclusive
+         * @return this builder
+         * @throws IllegalArgumentException if {@code name} is already declared
+         */
         public Builder integer(String name, int defaultValue, int min, int max) {
             return declare(new Parameter(name, Kind.INTEGER, defaultValue, min, max, null, null, null, null, null));
         }
 
-        /** A duration in [min, max]: 500ms, 5s, 2m, 1h, 1d or ISO-8601; {@code defaultValue} may be null. */
+        /**
+         * Declares a duration parameter, written as 500ms, 5s, 2m, 1h, 1d or ISO-8601 ({@code PT5S}).
+         *
+         * @param name the parameter's name, case-sensitive
+         * @param defaultValue the value when not given, or null for none
+         * @param min the shortest value allowed, inclusive
+         * @param max the longest value allowed, inclusive
+         * @return this builder
+         * @throws IllegalArgumentException if {@code name} is already declared
+         */
         public Builder duration(String name, Duration defaultValue, Duration min, Duration max) {
             return declare(new Parameter(name, Kind.DURATION, defaultValue, 0, 0, min, max, null, null, null));
         }
 
-        /** One of {@code choices}, exactly as written; {@code defaultValue} may be null. */
+        /**
+         * Declares a parameter that takes one of a few words.
+         *
+         * @param name the parameter's name, case-sensitive
+         * @param defaultValue the value when not given, or null for none
+         * @param choices the allowed values, matched exactly (case-sensitive)
+         * @return this builder
+         * @throws IllegalArgumentException if {@code name} is already declared
+         */
         public Builder choice(String name, String defaultValue, String... choices) {
             return declare(new Parameter(name, Kind.CHOICE, defaultValue, 0, 0, null, null, List.of(choices), null,
                     null));
         }
 
-        /** An absolute http(s) URL, such as an endpoint override; no default. */
+        /**
+         * Declares an absolute http(s) URL parameter, such as an endpoint override; it has no default.
+         *
+         * @param name the parameter's name, case-sensitive
+         * @return this builder
+         * @throws IllegalArgumentException if {@code name} is already declared
+         */
         public Builder httpUrl(String name) {
             return declare(new Parameter(name, Kind.HTTP_URL, null, 0, 0, null, null, null, null, null));
         }
 
-        /** Driver parameters passed through as given; each is named here, so a typo is caught, not ignored. */
+        /**
+         * Declares driver parameters passed through as given; each is named here, so a typo is caught, not ignored.
+         *
+         * @param names the driver's parameter names, as the driver spells them
+         * @return this builder
+         * @throws IllegalArgumentException if a name is already declared
+         */
         public Builder driver(String... names) {
             for (String name : names) {
                 if (own.containsKey(name) || !driver.add(name)) {
@@ -267,12 +358,17 @@ public final class UriParameters {
             return this;
         }
 
-        /** The driver reads its parameter names in any case (MongoDB does), so match them ignoring case. */
+        /**
+         * The driver reads its parameter names in any case (MongoDB does), so match them ignoring case.
+         *
+         * @return this builder
+         */
         public Builder driverIgnoresCase() {
             this.driverIgnoresCase = true;
             return this;
         }
 
+        /** {@return the declared parameters, immutable} */
         public UriParameters build() {
             return new UriParameters(this);
         }

@@ -28,7 +28,16 @@ import java.util.concurrent.atomic.AtomicReference;
 public final class ClaimChurn {
     private static final Duration LEASE = Duration.ofMinutes(5);
 
-    /** What the churn saw: claims made, won, errors thrown (claims and releases), and second holders found. */
+    /**
+     * What the churn saw: claims made, won, errors thrown (claims and releases), and second holders found.
+     *
+     * @param claims the claims made, over all threads
+     * @param won how many of them returned a {@code Claim}
+     * @param errors what claims and releases threw, and releases of a live claim that returned false; empty when the
+     *     store coped
+     * @param doubleWinners how often a thread won a key another thread still held; must be 0
+     * @param took the wall-clock time of the whole run
+     */
     public record Result(int claims, int won, List<Throwable> errors, int doubleWinners, Duration took) {
         @Override
         public String toString() {
@@ -42,6 +51,14 @@ public final class ClaimChurn {
     /**
      * {@code threads} threads each make {@code claimsPerThread} claims on random keys of {@code keys}, releasing
      * each claim they win; through {@code claimAll} of one key when {@code viaClaimAll}.
+     *
+     * @param store the store under test; stays open
+     * @param threads how many threads claim at once; they start together
+     * @param keys the hot keys, a few, so that claims collide
+     * @param claimsPerThread how many claims each thread makes
+     * @param viaClaimAll true to claim through {@code claimAll} with a one-key batch, testing the batch path
+     * @return what the churn saw, once every thread has finished
+     * @throws InterruptedException if interrupted while waiting for the threads
      */
     public static Result run(DedupStore store, int threads, List<String> keys, int claimsPerThread,
             boolean viaClaimAll) throws InterruptedException {

@@ -37,15 +37,27 @@ public abstract class ContractFixture {
     /** A random prefix that keeps this test's fixed keys apart from other runs'. */
     protected String runId;
 
-    /** Opens the store under test in {@code namespace}, built the primary way (from a client object). */
+    /**
+     * Opens the store under test in {@code namespace}, built the primary way (from a client object).
+     *
+     * @param namespace a fresh random namespace, {@code tck-} and 8 hex digits
+     * @return a new open store; the fixture closes it after the test
+     */
     protected abstract DedupStore openStore(String namespace);
 
-    /** A URI that {@code DedupStores.open} turns into the same kind of store, in {@code namespace}. */
+    /**
+     * A URI that {@code DedupStores.open} turns into the same kind of store, in {@code namespace}.
+     *
+     * @param namespace the namespace to put in the URI's {@code namespace} parameter
+     * @return a URI reaching the same server as {@link #openStore}
+     */
     protected abstract String storeUri(String namespace);
 
     /**
      * How far the store's clock may differ from this JVM's, plus one round trip. Expiry tests wait this much past
      * an expiry before claiming again.
+     *
+     * @return the tolerance; 100 ms unless overridden
      */
     protected Duration clockTolerance() {
         return Duration.ofMillis(100);
@@ -66,25 +78,49 @@ public abstract class ContractFixture {
         opened.clear();
     }
 
-    /** Opens another store (closed after the test). */
+    /**
+     * Opens another store (closed after the test).
+     *
+     * @param namespace the namespace of the new store; {@link #namespace} to share this test's records
+     * @return a new open store from {@link #openStore}
+     */
     protected final DedupStore open(String namespace) {
         return track(openStore(namespace));
     }
 
+    /**
+     * Closes {@code store} after the test, for stores a test opens itself, such as through a URI.
+     *
+     * @param store an open store
+     * @return {@code store}, for chaining
+     */
     protected final DedupStore track(DedupStore store) {
         opened.add(store);
         return store;
     }
 
+    /** {@return a fresh key, unique to this test: the run's prefix and a random UUID} */
     protected final String newKey() {
         return runId + UUID.randomUUID();
     }
 
+    /**
+     * Asserts that a claim was won.
+     *
+     * @param result a claim's outcome
+     * @return {@code result} as a {@link Claim}
+     */
     protected static Claim claimed(ClaimResult result) {
         assertThat(result).as("claim result").isInstanceOf(Claim.class);
         return (Claim) result;
     }
 
+    /**
+     * Asserts that a claim was lost to a live record.
+     *
+     * @param result a claim's outcome
+     * @return {@code result} as a {@link Duplicate}
+     */
     protected static Duplicate duplicate(ClaimResult result) {
         assertThat(result).as("claim result").isInstanceOf(Duplicate.class);
         return (Duplicate) result;
@@ -95,6 +131,9 @@ public abstract class ContractFixture {
      * {@link #SHORT} lease or retention away, so a wait of more than {@link #LONGEST_WAIT} fails at once: the store
      * stretched the duration (seconds taken for millis, the lease kept for the retention), and waiting it out would
      * stall the run for minutes.
+     *
+     * @param expiresAt the expiry to wait out, by the store's clock
+     * @throws InterruptedException if interrupted while sleeping
      */
     protected final void sleepPast(Instant expiresAt) throws InterruptedException {
         long millis = Duration.between(Instant.now(), expiresAt.plus(clockTolerance())).toMillis();

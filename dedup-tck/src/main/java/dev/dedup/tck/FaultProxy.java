@@ -47,7 +47,14 @@ public final class FaultProxy implements AutoCloseable {
         this.target = target;
     }
 
-    /** Starts a proxy on a free loopback port, forwarding to {@code targetHost:targetPort}. */
+    /**
+     * Starts a proxy on a free loopback port, forwarding to {@code targetHost:targetPort}.
+     *
+     * @param targetHost the real server's host, such as a container's mapped host
+     * @param targetPort the real server's port
+     * @return the running proxy, transparent until a fault is set; close it after the test
+     * @throws UncheckedIOException if no loopback port can be bound
+     */
     public static FaultProxy start(String targetHost, int targetPort) {
         try {
             ServerSocket listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
@@ -61,10 +68,12 @@ public final class FaultProxy implements AutoCloseable {
         }
     }
 
+    /** {@return the loopback address the proxy listens on, such as {@code 127.0.0.1}: the store's host} */
     public String host() {
         return listener.getInetAddress().getHostAddress();
     }
 
+    /** {@return the proxy's port: the store's port instead of the server's} */
     public int port() {
         return listener.getLocalPort();
     }
@@ -77,17 +86,22 @@ public final class FaultProxy implements AutoCloseable {
         repliesToLose.incrementAndGet();
     }
 
-    /** How many replies were swallowed so far, to check that a fault was really injected. */
+    /** {@return how many replies were swallowed so far, to check that a fault was really injected} */
     public int lostReplies() {
         return lostReplies.get();
     }
 
-    /** How many client connections the proxy accepted so far. */
+    /** {@return how many client connections the proxy accepted so far, refused and black-holed ones included} */
     public int acceptedConnections() {
         return accepted.get();
     }
 
-    /** Holds every reply for {@code delay} before passing it on; {@link Duration#ZERO} restores normal speed. */
+    /**
+     * Holds every reply for {@code delay} before passing it on.
+     *
+     * @param delay how long each reply waits, counted in whole milliseconds; {@link Duration#ZERO} restores normal
+     *     speed
+     */
     public void delayReplies(Duration delay) {
         replyDelayMillis.set(delay.toMillis());
     }
@@ -99,7 +113,11 @@ public final class FaultProxy implements AutoCloseable {
         }
     }
 
-    /** While true, new connections are reset as soon as they are accepted (a server that is down). */
+    /**
+     * While on, new connections are reset as soon as they are accepted (a server that is down).
+     *
+     * @param refuse true to refuse new connections, false to accept them again; open connections are not touched
+     */
     public void refuseConnections(boolean refuse) {
         this.refusing = refuse;
     }
@@ -107,6 +125,9 @@ public final class FaultProxy implements AutoCloseable {
     /**
      * While true, new connections are accepted but nothing is forwarded either way (a server that takes TCP and
      * never answers).
+     *
+     * @param swallow true to black-hole new connections, false to forward them again; open connections are not
+     *     touched
      */
     public void blackHole(boolean swallow) {
         this.blackHole = swallow;

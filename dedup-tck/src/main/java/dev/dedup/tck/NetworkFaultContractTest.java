@@ -44,22 +44,30 @@ public abstract class NetworkFaultContractTest {
     /** A second store on the same namespace, straight to the server: the other consumer, and the witness. */
     protected DedupStore direct;
 
-    /** The real server the proxy forwards to. */
+    /** {@return the real server the proxy forwards to, and the {@link #direct} store's address} */
     protected abstract InetSocketAddress server();
 
     /**
      * Opens the store under test with its client pointed at {@code host:port} (the proxy) instead of the server. Use
      * an operation timeout of about one second, so that faults play out quickly; {@link #operationTimeout()} says
      * what it is.
+     *
+     * @param host the host to connect to: the proxy's loopback address, or the real server's
+     * @param port the port to connect to
+     * @param namespace a fresh random namespace, the same for the faulty and the direct store
+     * @return a new open store; the test closes it
      */
     protected abstract DedupStore openStoreVia(String host, int port, String namespace);
 
-    /** The operation timeout {@link #openStoreVia} configures: a call under a fault must end within twice that. */
+    /**
+     * {@return the operation timeout {@link #openStoreVia} configures: a call under a fault must end within twice
+     * that; 1 s unless overridden}
+     */
     protected Duration operationTimeout() {
         return Duration.ofSeconds(1);
     }
 
-    /** How long after the network heals the store must serve again. */
+    /** {@return how long after the network heals the store must serve again; 5 s unless overridden} */
     protected Duration recoveryLimit() {
         return Duration.ofSeconds(5);
     }

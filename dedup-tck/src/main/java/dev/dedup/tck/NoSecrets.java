@@ -10,7 +10,12 @@ import java.util.Set;
 public final class NoSecrets {
     private NoSecrets() {}
 
-    /** Fails when any of {@code secrets} appears in the message or {@code toString()} of {@code failure}'s chain. */
+    /**
+     * Fails when any of {@code secrets} appears in the message or {@code toString()} of {@code failure}'s chain.
+     *
+     * @param failure the exception to inspect, with its causes and suppressed exceptions; must not be null
+     * @param secrets the exact strings that must not appear, such as a password raw and percent-encoded
+     */
     public static void assertNoSecret(Throwable failure, String... secrets) {
         assertThat(failure).as("the failure").isNotNull();
         check(failure, secrets, Collections.newSetFromMap(new IdentityHashMap<>()));

@@ -17,17 +17,28 @@ public final class ServerOutages {
 
     private ServerOutages() {}
 
-    /** The harness script, from {@code DEDUP_TEST_SERVERS_SCRIPT}; fails under CI without it, like a missing server. */
+    /**
+     * {@return the harness script's path, from {@code DEDUP_TEST_SERVERS_SCRIPT}; fails under CI without it, like a
+     * missing server, and skips the test elsewhere}
+     */
     public static String script() {
         return TestServers.require("the test-servers script (to stop and restart servers)", SCRIPT_VARIABLE, null);
     }
 
-    /** Stops {@code server} (postgres, redis, redis-cluster:&lt;port&gt;, dynalite), keeping its data. */
+    /**
+     * Stops a server, keeping its data.
+     *
+     * @param server the harness's name for it: postgres, redis, redis-cluster:&lt;port&gt;, dynalite
+     */
     public static void pause(String server) {
         harness("pause", server);
     }
 
-    /** Starts {@code server} again (and waits until it answers). */
+    /**
+     * Starts a server again, and waits until it answers.
+     *
+     * @param server the harness's name for it, as given to {@link #pause}
+     */
     public static void resume(String server) {
         harness("resume", server);
     }
@@ -35,6 +46,13 @@ public final class ServerOutages {
     /**
      * Claims until a claim succeeds, treating {@link DedupStoreException} as "still down"; returns how long the
      * recovery took and fails if it takes over {@code limit}.
+     *
+     * @param claim makes one claim on the store under test; any exception but {@link DedupStoreException} ends the
+     *     wait at once
+     * @param limit the longest the store may take to serve again
+     * @return how long it took until a claim succeeded
+     * @throws InterruptedException if interrupted between attempts
+     * @throws AssertionError if no claim succeeded within {@code limit}
      */
     public static Duration awaitRecovery(Supplier<ClaimResult> claim, Duration limit) throws InterruptedException {
         long started = System.nanoTime();

@@ -18,6 +18,13 @@ public final class TestServers {
     /**
      * The URL of {@code server} ("PostgreSQL 15 with pg_cron", ...) from {@code environmentVariable}, or from
      * {@code container} (may be null when no image can serve) when Docker is available.
+     *
+     * @param server what the tests need, for the message, such as {@code "PostgreSQL 15 with pg_cron"}
+     * @param environmentVariable the variable that holds the server's URL, such as {@code DEDUP_TEST_POSTGRES_URL}
+     * @param container starts a container and returns its URL, or null when no image can serve
+     * @return the server's URL; when there is none, the test is skipped, or fails under CI
+     * @throws IllegalStateException if no server is available and {@code CI} or {@code DEDUP_REQUIRE_SERVERS} is
+     *     true
      */
     public static String require(String server, String environmentVariable, Supplier<String> container) {
         return require(server, environmentVariable, container, System::getenv, TestServers::dockerAvailable);

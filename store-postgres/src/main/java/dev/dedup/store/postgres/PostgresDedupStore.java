@@ -71,7 +71,12 @@ public final class PostgresDedupStore extends AbstractDedupStore {
         this.onClose = onClose;
     }
 
-    /** Starts a store on the application's {@link DataSource} (a pool, ideally). */
+    /**
+     * Starts a store on the application's {@link DataSource} (a pool, ideally).
+     *
+     * @param dataSource where connections come from; the store never closes it
+     * @return a builder for table {@code dedup_claims}, namespace {@code default} and a 5 s timeout
+     */
     public static Builder builder(DataSource dataSource) {
         return new Builder(dataSource);
     }
@@ -88,6 +93,9 @@ public final class PostgresDedupStore extends AbstractDedupStore {
      * expired claim to be committed and run again. Check their results all the same: false means the claim is not
      * this transaction's (for example, it came from another store or transaction).
      *
+     * @param transaction the caller's connection, auto-commit off, inside the transaction that makes the business
+     *     writes; the caller commits, rolls back and closes it
+     * @return a view of this store on {@code transaction}, for this transaction only
      * @throws IllegalArgumentException when {@code transaction} is in auto-commit mode, where each statement would
      *     commit on its own and the claim would not share the fate of the business writes
      */
@@ -107,7 +115,11 @@ public final class PostgresDedupStore extends AbstractDedupStore {
                 transactionSql, namespace(), timeout, () -> {});
     }
 
-    /** Creates the table, its expiry index, the purge procedure and, where pg_cron allows, the purge job. */
+    /**
+     * Creates the table, its expiry index, the purge procedure and, where pg_cron allows, the purge job. Idempotent.
+     *
+     * @return what was set up: whether the purge job is scheduled, and if not, why and what to schedule instead
+     */
     public PostgresSchemaReport createSchema() {
         return createSchema(null);
     }
@@ -115,6 +127,9 @@ public final class PostgresDedupStore extends AbstractDedupStore {
     /**
      * As {@link #createSchema()}, scheduling the job through {@code cronDatabase} (a DataSource for the database
      * named by {@code cron.database_name}) when pg_cron lives in another database than the table.
+     *
+     * @param cronDatabase connections to the database where pg_cron is installed, or null to use the table's
+     * @return what was set up: whether the purge job is scheduled, and if not, why and what to schedule instead
      */
     public PostgresSchemaReport createSchema(DataSource cronDatabase) {
         return connections.run(connection -> PostgresSchema.create(connection, table, cronDatabase),
@@ -129,7 +144,11 @@ public final class PostgresDedupStore extends AbstractDedupStore {
         dropSchema(null);
     }
 
-    /** As {@link #dropSchema()}, unscheduling the job through {@code cronDatabase} when pg_cron lives elsewhere. */
+    /**
+     * As {@link #dropSchema()}, unscheduling the job through {@code cronDatabase} when pg_cron lives elsewhere.
+     *
+     * @param cronDatabase connections to the database where pg_cron is installed, or null to use the table's
+     */
     public void dropSchema(DataSource cronDatabase) {
         connections.run(connection -> {
             PostgresSchema.drop(connection, table, cronDatabase);
@@ -148,6 +167,10 @@ public final class PostgresDedupStore extends AbstractDedupStore {
     /**
      * Deletes up to {@code batchSize} expired rows, of every namespace, and returns how many: the purge to schedule
      * yourself where pg_cron is not available. Rows a claim is taking over are skipped, not waited for.
+     *
+     * @param batchSize the most rows to delete in this call, 1 to 100000; call again while it returns that many
+     * @return how many expired rows were deleted
+     * @throws IllegalArgumentException if {@code batchSize} is out of range
      */
     public int purgeExpired(int batchSize) {
         if (batchSize < 1 || batchSize > 100_000) {
@@ -322,12 +345,26 @@ public final class PostgresDedupStore extends AbstractDedupStore {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
         }
 
-        /** The table, {@code name} or {@code schema.name} (default {@code dedup_claims}). */
+        /**
+         * The table, {@code name} or {@code schema.name} (default {@code dedup_claims}).
+         *
+         * @param table the table's name, optionally schema-qualified; several namespaces may share one table
+         * @return this builder
+         * @throws dev.dedup.DedupConfigurationException if a part is not letters, digits and underscores (first not a
+         *     digit, at most 48): the name is put into SQL unquoted
+         */
         public Builder table(String table) {
             this.table = PostgresTable.parse(table);
             return this;
         }
 
+        /**
+         * The namespace every key lives in (default {@code default}): a column of the table, so services can share it.
+         *
+         * @param namespace 1 to 64 characters of {@code A-Z a-z 0-9 . _ -}
+         * @return this builder
+         * @throws IllegalArgumentException if {@code namespace} does not match
+         */
         public Builder namespace(String namespace) {
             this.namespace = DedupLimits.checkNamespace(namespace);
             return this;
@@ -336,6 +373,10 @@ public final class PostgresDedupStore extends AbstractDedupStore {
         /**
          * How long one operation may take before it fails with a retryable {@link DedupStoreException} (default
          * 5 s, whole seconds, as JDBC counts). Bound the wait for a connection in your pool's own settings.
+         *
+         * @param timeout 1 s to 10 min; a fraction of a second is rounded up
+         * @return this builder
+         * @throws IllegalArgumentException if {@code timeout} is out of range
          */
         public Builder timeout(Duration timeout) {
             Objects.requireNonNull(timeout, "timeout");
@@ -346,7 +387,12 @@ public final class PostgresDedupStore extends AbstractDedupStore {
             return this;
         }
 
-        /** Whether {@link #build()} checks the table's columns (default true; one query at start-up). */
+        /**
+         * Whether {@link #build()} checks the table's columns (default true; one query at start-up).
+         *
+         * @param validateSchema false to skip the check, for example where the user may not read the catalog
+         * @return this builder
+         */
         public Builder validateSchema(boolean validateSchema) {
             this.validateSchema = validateSchema;
             return this;
@@ -356,6 +402,9 @@ public final class PostgresDedupStore extends AbstractDedupStore {
          * Whether {@link #build()} runs {@link PostgresDedupStore#createSchema()} (default false): the one-line
          * set-up for a fresh database. It is idempotent, so it may run at every start; where the application's
          * database user may not create tables, leave it off and run the DDL at deployment instead.
+         *
+         * @param createSchema true to create the schema at {@link #build()}, in place of validating it
+         * @return this builder
          */
         public Builder createSchema(boolean createSchema) {
             this.createSchema = createSchema;
@@ -368,6 +417,14 @@ public final class PostgresDedupStore extends AbstractDedupStore {
             return this;
         }
 
+        /**
+         * Builds the store, and creates or checks its schema as configured.
+         *
+         * @return the store; closing it leaves the {@link DataSource} open
+         * @throws dev.dedup.DedupConfigurationException if the table is missing or has other columns (the message
+         *     holds the DDL to fix it)
+         * @throws DedupStoreException if the database could not be reached
+         */
         public PostgresDedupStore build() {
             PostgresErrors errors = new PostgresErrors(table, PostgresLocation.of(dataSource));
             PostgresDedupStore store = new PostgresDedupStore(new PooledConnections(dataSource, errors, timeout),

@@ -35,10 +35,22 @@ public final class ReconnectingDataSource implements DataSource, AutoCloseable {
     /** Threads inside a connect, interrupted by close() so a pool shutting down does not wait out a login. */
     private final Set<Thread> connecting = ConcurrentHashMap.newKeySet();
 
+    /**
+     * Wraps {@code driver}, retrying a failed connect every 100 ms.
+     *
+     * @param driver the driver's own DataSource, such as {@code PGSimpleDataSource}: not a pool
+     */
     public ReconnectingDataSource(DataSource driver) {
         this(driver, Duration.ofMillis(100));
     }
 
+    /**
+     * Wraps {@code driver}, retrying a failed connect every {@code retryInterval}.
+     *
+     * @param driver the driver's own DataSource, such as {@code PGSimpleDataSource}: not a pool
+     * @param retryInterval the pause between connect attempts, more than 0 and at most 60 s
+     * @throws IllegalArgumentException if {@code retryInterval} is out of range
+     */
     public ReconnectingDataSource(DataSource driver, Duration retryInterval) {
         this.driver = Objects.requireNonNull(driver, "driver");
         if (retryInterval.isNegative() || retryInterval.isZero() || retryInterval.toSeconds() > 60) {
@@ -57,7 +69,7 @@ public final class ReconnectingDataSource implements DataSource, AutoCloseable {
         }
     }
 
-    /** The failure of the last connect, or null after a success: what a caller waiting on the pool ran into. */
+    /** {@return the failure of the last connect, or null after a success: what a caller waiting on the pool ran into} */
     public SQLException lastFailure() {
         return lastFailure;
     }

@@ -68,19 +68,34 @@ public final class RedisDedupStore extends AbstractDedupStore {
         this.onClose = builder.onClose;
     }
 
-    /** A store on a standalone connection opened with {@link #CODEC}; the connection stays the caller's. */
+    /**
+     * A store on a standalone connection opened with {@link #CODEC}; the connection stays the caller's.
+     *
+     * @param connection a connection to the master, opened with {@link #CODEC}; the store never closes it
+     * @return a builder for namespace {@code default}, key prefix {@code dedup} and a 2 s timeout
+     */
     public static Builder builder(StatefulRedisConnection<String, byte[]> connection) {
         Objects.requireNonNull(connection, "connection");
         return new Builder(RedisTopology.standalone(connection));
     }
 
-    /** A store on a Redis Cluster connection opened with {@link #CODEC}; the connection stays the caller's. */
+    /**
+     * A store on a Redis Cluster connection opened with {@link #CODEC}; the connection stays the caller's.
+     *
+     * @param connection a Cluster connection opened with {@link #CODEC}; the store never closes it
+     * @return a builder for namespace {@code default}, key prefix {@code dedup} and a 2 s timeout
+     */
     public static Builder builder(StatefulRedisClusterConnection<String, byte[]> connection) {
         Objects.requireNonNull(connection, "connection");
         return new Builder(RedisTopology.cluster(connection));
     }
 
-    /** The Redis key that holds {@code key}: {@code prefix:namespace:key}, or {@code prefix:{namespace}:key}. */
+    /**
+     * Names the Redis key that holds a dedup key, for inspecting records with {@code redis-cli}.
+     *
+     * @param key a dedup key, without namespace
+     * @return {@code prefix:namespace:key}, or {@code prefix:{namespace}:key} with {@link Builder#hashTagNamespace}
+     */
     public String redisKey(String key) {
         return keyPrefix + key;
     }
@@ -251,12 +266,26 @@ public final class RedisDedupStore extends AbstractDedupStore {
             this.topology = topology;
         }
 
+        /**
+         * The namespace every key lives in (default {@code default}): part of each Redis key.
+         *
+         * @param namespace 1 to 64 characters of {@code A-Z a-z 0-9 . _ -}
+         * @return this builder
+         * @throws IllegalArgumentException if {@code namespace} does not match
+         */
         public Builder namespace(String namespace) {
             this.namespace = DedupLimits.checkNamespace(namespace);
             return this;
         }
 
-        /** The first part of every key (default {@code dedup}): 1 to 64 of {@code A-Z a-z 0-9 . _ -}. */
+        /**
+         * The first part of every key (default {@code dedup}), to keep the store's keys apart from others in the
+         * same database.
+         *
+         * @param keyPrefix 1 to 64 of {@code A-Z a-z 0-9 . _ -}; no {@code :}, which separates it from the namespace
+         * @return this builder
+         * @throws IllegalArgumentException if {@code keyPrefix} does not match
+         */
         public Builder keyPrefix(String keyPrefix) {
             if (keyPrefix == null || !PREFIX.matcher(keyPrefix).matches()) {
                 throw new IllegalArgumentException("keyPrefix must be 1 to 64 of A-Z a-z 0-9 . _ - (no ':', which"
@@ -270,6 +299,9 @@ public final class RedisDedupStore extends AbstractDedupStore {
         /**
          * Puts the namespace in a hash tag ({@code dedup:{orders}:key}), so on a Cluster all of a namespace's keys
          * share one slot: multi-key operations work, at the price of one node holding the whole namespace.
+         *
+         * @param hashTagNamespace true for the hash tag (default false: keys spread over the slots)
+         * @return this builder
          */
         public Builder hashTagNamespace(boolean hashTagNamespace) {
             this.hashTagNamespace = hashTagNamespace;
@@ -279,6 +311,10 @@ public final class RedisDedupStore extends AbstractDedupStore {
         /**
          * How long one call may take, resends after a lost reply included, before it fails with a retryable
          * DedupStoreException (default 2 s).
+         *
+         * @param timeout 10 ms to 5 min
+         * @return this builder
+         * @throws IllegalArgumentException if {@code timeout} is out of range
          */
         public Builder timeout(Duration timeout) {
             Objects.requireNonNull(timeout, "timeout");
@@ -294,6 +330,11 @@ public final class RedisDedupStore extends AbstractDedupStore {
          * {@code replicas} replicas have it, at most {@code timeout}; fewer fails the claim (and frees the key). This
          * narrows, but cannot close, the window in which a failover loses a claim: replication stays asynchronous.
          * Default 0: no waiting.
+         *
+         * @param replicas how many replicas must acknowledge each won claim, 0 to 16
+         * @param timeout the longest wait for them, positive; it adds to a claim's latency only when replicas lag
+         * @return this builder
+         * @throws IllegalArgumentException if {@code replicas} or {@code timeout} is out of range
          */
         public Builder waitForReplicas(int replicas, Duration timeout) {
             if (replicas < 0 || replicas > 16) {
@@ -311,6 +352,9 @@ public final class RedisDedupStore extends AbstractDedupStore {
         /**
          * Opens even on a server whose {@code maxmemory-policy} may evict keys (anything but {@code noeviction}),
          * logging a warning: an evicted claim lets its message run twice. Default false: {@link #build()} fails.
+         *
+         * @param allow true to accept an evicting policy, for example on a cache server sized never to evict
+         * @return this builder
          */
         public Builder allowEvictingMemoryPolicy(boolean allow) {
             this.allowEvictingMemoryPolicy = allow;
@@ -326,6 +370,7 @@ public final class RedisDedupStore extends AbstractDedupStore {
         /**
          * Checks every master (version, memory policy, Cluster mode; one {@code INFO} each) and builds the store.
          *
+         * @return the store; closing it leaves the connection open
          * @throws dev.dedup.DedupConfigurationException when a server cannot serve the store safely
          * @throws DedupStoreException when a server cannot be reached (retryable)
          */

@@ -79,11 +79,19 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
         this.onClose = builder.onClose;
     }
 
-    /** A store on the application's client and table (create it with {@link DynamoDbDedupTables#create}). */
+    /**
+     * A store on the application's client and table (create it with {@link DynamoDbDedupTables#create}).
+     *
+     * @param client the sync client; the store never closes it
+     * @param table the table's name, 3 to 255 of {@code A-Z a-z 0-9 _ . -}; several namespaces may share one table
+     * @return a builder for namespace {@code default} on the system clock
+     * @throws IllegalArgumentException if {@code table} is not a valid DynamoDB table name
+     */
     public static Builder builder(DynamoDbClient client, String table) {
         return new Builder(client, table);
     }
 
+    /** {@return the table's name} */
     public String table() {
         return table;
     }
@@ -373,18 +381,37 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
             this.table = DynamoDbDedupTables.checkTableName(table);
         }
 
+        /**
+         * The namespace every key lives in (default {@code default}): part of each item's partition key.
+         *
+         * @param namespace 1 to 64 characters of {@code A-Z a-z 0-9 . _ -}
+         * @return this builder
+         * @throws IllegalArgumentException if {@code namespace} does not match
+         */
         public Builder namespace(String namespace) {
             this.namespace = DedupLimits.checkNamespace(namespace);
             return this;
         }
 
-        /** The async client claimAll uses to run its conditional puts concurrently; without one it claims in turn. */
+        /**
+         * The async client claimAll uses to run its conditional puts concurrently; without one it claims in turn.
+         *
+         * @param asyncClient an async client for the same account and region; the store never closes it
+         * @return this builder
+         */
         public Builder asyncClient(DynamoDbAsyncClient asyncClient) {
             this.asyncClient = Objects.requireNonNull(asyncClient, "asyncClient");
             return this;
         }
 
-        /** Most conditional puts one claimAll keeps in flight (default 16). */
+        /**
+         * Most conditional puts one claimAll keeps in flight (default 16); used only with an
+         * {@link #asyncClient}.
+         *
+         * @param batchConcurrency 1 to 256
+         * @return this builder
+         * @throws IllegalArgumentException if {@code batchConcurrency} is out of range
+         */
         public Builder batchConcurrency(int batchConcurrency) {
             if (batchConcurrency < 1 || batchConcurrency > 256) {
                 throw new IllegalArgumentException("batchConcurrency must be in [1, 256], but was " + batchConcurrency);
@@ -397,6 +424,10 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
          * How long one claim may keep retrying a key that changes under it (released or expired between its put and
          * its read, as happens on a hot key) before it fails with a retryable {@link DedupStoreException}. Default:
          * the sync client's {@code apiCallTimeout}, else 2 s.
+         *
+         * @param claimDeadline 1 ms to 5 min
+         * @return this builder
+         * @throws IllegalArgumentException if {@code claimDeadline} is out of range
          */
         public Builder claimDeadline(Duration claimDeadline) {
             Objects.requireNonNull(claimDeadline, "claimDeadline");
@@ -409,13 +440,24 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
             return this;
         }
 
-        /** The clock that decides expiry (DynamoDB conditions have no server time); inject one to test expiry. */
+        /**
+         * The clock that decides expiry (DynamoDB conditions have no server time); inject one to test expiry.
+         *
+         * @param clock the clock every lease and retention is counted on (default the system's UTC clock); every
+         *     process sharing the table should agree with it within a small part of the shortest lease
+         * @return this builder
+         */
         public Builder clock(Clock clock) {
             this.clock = Objects.requireNonNull(clock, "clock");
             return this;
         }
 
-        /** Whether {@link #build()} checks the table's key schema (default true; one DescribeTable). */
+        /**
+         * Whether {@link #build()} checks the table's key schema (default true; one DescribeTable).
+         *
+         * @param validateTable false to skip the check, for example where the role may not call DescribeTable
+         * @return this builder
+         */
         public Builder validateTable(boolean validateTable) {
             this.validateTable = validateTable;
             return this;
@@ -427,6 +469,13 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
             return this;
         }
 
+        /**
+         * Builds the store, checking the table first unless told not to.
+         *
+         * @return the store; closing it leaves the clients open
+         * @throws dev.dedup.DedupConfigurationException if the table is missing or has another key schema
+         * @throws DedupStoreException if DynamoDB could not be reached
+         */
         public DynamoDbDedupStore build() {
             if (validateTable) {
                 DynamoDbDedupTables.validate(client, table);

@@ -27,6 +27,13 @@ public final class DynamoDbDedupTables {
     /**
      * Creates the table if absent (on-demand billing), waits until it is active, and enables TTL deletion on
      * {@code ttl_epoch_s}. Idempotent. An endpoint without the TTL API (an emulator) is reported, not fatal.
+     *
+     * @param client a client whose credentials may create tables and update TTL
+     * @param table the table's name, 3 to 255 of {@code A-Z a-z 0-9 _ . -}
+     * @return whether the table was created here and whether TTL deletion is on
+     * @throws IllegalArgumentException if {@code table} is not a valid DynamoDB table name
+     * @throws dev.dedup.DedupConfigurationException if an existing table has another key schema
+     * @throws dev.dedup.DedupStoreException if DynamoDB could not be reached or refused to create the table
      */
     public static DynamoDbTableReport create(DynamoDbClient client, String table) {
         checkTableName(table);
@@ -77,7 +84,15 @@ public final class DynamoDbDedupTables {
         }
     }
 
-    /** Fails with what to do when the table is missing or its key schema is not {@code pk} (S, HASH). */
+    /**
+     * Fails with what to do when the table is missing or its key schema is not {@code pk} (S, HASH).
+     *
+     * @param client a client whose credentials may call DescribeTable
+     * @param table the table's name
+     * @throws DedupConfigurationException if the table is missing (the message holds the command that creates it)
+     *     or has another key schema
+     * @throws dev.dedup.DedupStoreException if DynamoDB could not be reached
+     */
     public static void validate(DynamoDbClient client, String table) {
         TableDescription description;
         try {

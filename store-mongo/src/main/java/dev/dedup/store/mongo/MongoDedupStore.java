@@ -118,24 +118,41 @@ public final class MongoDedupStore extends AbstractDedupStore {
         this.onClose = builder.onClose;
     }
 
-    /** Starts a store on a database of the application's {@link MongoClient}; the client stays the caller's. */
+    /**
+     * Starts a store on a database of the application's {@link MongoClient}; the client stays the caller's.
+     *
+     * @param database the database that holds the collection; its codecs, read preference and read concern are not
+     *     used (the store sets its own)
+     * @return a builder for collection {@code dedup_claims}, namespace {@code default} and a 5 s timeout
+     */
     public static Builder builder(MongoDatabase database) {
         return new Builder(Objects.requireNonNull(database, "database"));
     }
 
-    /** Starts a store on {@code database} of the application's {@code client}; the client stays the caller's. */
+    /**
+     * Starts a store on {@code database} of the application's {@code client}; the client stays the caller's.
+     *
+     * @param client the application's client; the store never closes it
+     * @param database the name of the database that holds the collection
+     * @return a builder for collection {@code dedup_claims}, namespace {@code default} and a 5 s timeout
+     */
     public static Builder builder(MongoClient client, String database) {
         Objects.requireNonNull(client, "client");
         Objects.requireNonNull(database, "database");
         return new Builder(client.getDatabase(database));
     }
 
-    /** The collection's full name, {@code database.collection}. */
+    /** {@return the collection's full name, {@code database.collection}} */
     public MongoNamespace collectionNamespace() {
         return collection.getNamespace();
     }
 
-    /** The {@code _id} of {@code key}'s document: {@code namespace:key}. */
+    /**
+     * Names the document that holds a dedup key, for inspecting records in the shell.
+     *
+     * @param key a dedup key, without namespace
+     * @return the document's {@code _id}: {@code namespace:key}
+     */
     public String documentId(String key) {
         return namespace() + ":" + key;
     }
@@ -410,7 +427,14 @@ public final class MongoDedupStore extends AbstractDedupStore {
             this.database = database;
         }
 
-        /** The collection (default {@code dedup_claims}): 1 to 120 of {@code A-Z a-z 0-9 _ - .}, not {@code system.*}. */
+        /**
+         * The collection (default {@code dedup_claims}); several namespaces may share one.
+         *
+         * @param collection 1 to 120 of {@code A-Z a-z 0-9 _ - .}, not starting with {@code .} or {@code system.},
+         *     no empty part between dots
+         * @return this builder
+         * @throws IllegalArgumentException if {@code collection} does not match
+         */
         public Builder collection(String collection) {
             if (collection == null || !COLLECTION.matcher(collection).matches() || collection.startsWith("system.")
                     || collection.endsWith(".") || collection.contains("..")) {
@@ -422,6 +446,13 @@ public final class MongoDedupStore extends AbstractDedupStore {
             return this;
         }
 
+        /**
+         * The namespace every key lives in (default {@code default}): the prefix of each document's {@code _id}.
+         *
+         * @param namespace 1 to 64 characters of {@code A-Z a-z 0-9 . _ -}
+         * @return this builder
+         * @throws IllegalArgumentException if {@code namespace} does not match
+         */
         public Builder namespace(String namespace) {
             this.namespace = DedupLimits.checkNamespace(namespace);
             return this;
@@ -432,6 +463,10 @@ public final class MongoDedupStore extends AbstractDedupStore {
          * it fails with a retryable {@link DedupStoreException} (default 5 s). Applied as the driver's client-side
          * operation timeout ({@code MongoCollection.withTimeout}, {@code timeoutMS}), so it bounds the call even on
          * a client whose own timeouts are long.
+         *
+         * @param timeout 10 ms to 5 min
+         * @return this builder
+         * @throws IllegalArgumentException if {@code timeout} is out of range
          */
         public Builder timeout(Duration timeout) {
             Objects.requireNonNull(timeout, "timeout");
@@ -446,6 +481,9 @@ public final class MongoDedupStore extends AbstractDedupStore {
          * The clock every expiry is computed and judged by (default the system UTC clock). MongoDB's server clock
          * is not used (that needs update pipelines): keep the clocks of all processes sharing a namespace
          * NTP-synced, and leases much longer than their skew.
+         *
+         * @param clock the clock every lease and retention is counted on; inject one to test expiry
+         * @return this builder
          */
         public Builder clock(Clock clock) {
             this.clock = Objects.requireNonNull(clock, "clock");
@@ -456,6 +494,10 @@ public final class MongoDedupStore extends AbstractDedupStore {
          * The write concern of the store's writes (default: the database's, or the server's default when the
          * database's is unacknowledged). It must be acknowledged: a claim is decided by the duplicate-key error.
          * {@code WriteConcern.MAJORITY} keeps an acknowledged claim through a failover.
+         *
+         * @param writeConcern an acknowledged write concern, such as {@code WriteConcern.MAJORITY}
+         * @return this builder
+         * @throws IllegalArgumentException if {@code writeConcern} is unacknowledged ({@code w: 0})
          */
         public Builder writeConcern(WriteConcern writeConcern) {
             Objects.requireNonNull(writeConcern, "writeConcern");
@@ -467,7 +509,12 @@ public final class MongoDedupStore extends AbstractDedupStore {
             return this;
         }
 
-        /** Whether {@link #build()} checks the TTL index and the collation (default true; one query at start-up). */
+        /**
+         * Whether {@link #build()} checks the TTL index and the collation (default true; one query at start-up).
+         *
+         * @param validateIndexes false to skip the check, for example where the user may not list indexes
+         * @return this builder
+         */
         public Builder validateIndexes(boolean validateIndexes) {
             this.validateIndexes = validateIndexes;
             return this;
@@ -479,6 +526,14 @@ public final class MongoDedupStore extends AbstractDedupStore {
             return this;
         }
 
+        /**
+         * Builds the store, checking its indexes first unless told not to.
+         *
+         * @return the store; closing it leaves the client open
+         * @throws dev.dedup.DedupConfigurationException if the TTL index is missing or different, or the collection
+         *     has a collation
+         * @throws DedupStoreException if MongoDB could not be reached
+         */
         public MongoDedupStore build() {
             MongoDedupStore store = new MongoDedupStore(this);
             if (validateIndexes) {

@@ -2,7 +2,8 @@
 # The whole test suite, as CI runs it: starts the real servers the store tests need (installing what is missing),
 # runs every module's tests against them, and stops what it started.
 #   DEDUP_KEEP_SERVERS=1 scripts/test.sh   leaves the servers running for the next run.
-#   Extra arguments go to Maven, e.g. scripts/test.sh -pl dedup-tck (and skip the benchmark smoke run)
+#   Extra arguments go to Maven, e.g. scripts/test.sh -pl dedup-tck (and skip the javadoc check, the consumer
+#   project and the benchmark smoke run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,6 +20,10 @@ export DEDUP_REQUIRE_SERVERS=true
 mvn -B install "$@"
 
 if [[ $# -eq 0 ]]; then
+  # The published modules' javadoc: every doclint check, any warning fails (the root pom sets doclint=all and
+  # failOnWarnings; benchmarks and examples skip it). compile first so the reactor resolves dedup-api from this
+  # tree. Log level warn, not -q: -q would hide the javadoc warnings that fail the build.
+  mvn -B -Dorg.slf4j.simpleLogger.defaultLogLevel=warn compile javadoc:javadoc
   # A user's project set up only as the README says (dedup-bom + all four stores) claims on every server.
   mvn -B -f examples/consumer-project/pom.xml verify
   # The benchmarks' smoke run: every JMH benchmark once, briefly, so they keep working (full runs are by hand).

@@ -31,10 +31,9 @@ public interface DedupStore extends AutoCloseable {
      * @param key the message's dedup key, without namespace: 1 to {@link DedupLimits#MAX_KEY_BYTES} UTF-8 bytes, no
      *     NUL
      * @param lease how long the claim holds unless completed, released or extended: 1 ms to 366 days
-     * @return a {@link Claim} when the caller won the key, else a {@link dev.dedup.Duplicate} describing the live
-     *     record
+     * @return a {@link Claim} when the caller won the key, else a {@link Duplicate} describing the live record
      * @throws IllegalArgumentException if {@code key} or {@code lease} breaks a limit
-     * @throws dev.dedup.DedupStoreException if the backend failed; whether the claim was taken is then unknown
+     * @throws DedupStoreException if the backend failed; whether the claim was taken is then unknown
      */
     ClaimResult claim(String key, Duration lease);
 
@@ -47,7 +46,7 @@ public interface DedupStore extends AutoCloseable {
      * @param result the serialized result, at most {@link DedupLimits#MAX_RESULT_BYTES}, or null for none
      * @return true if the record is now completed; false if the lease lapsed and the record is gone or another
      *     caller's, so nothing was written
-     * @throws dev.dedup.DedupStoreException if the backend failed
+     * @throws DedupStoreException if the backend failed
      */
     boolean complete(Claim claim, Duration retention, byte[] result);
 
@@ -61,7 +60,7 @@ public interface DedupStore extends AutoCloseable {
      * @param retention how long the failure is reported to duplicates from now: 1 ms to 366 days
      * @param error the serialized error, at most {@link DedupLimits#MAX_RESULT_BYTES}, or null for none
      * @return true if the record is now failed; false if the claim is no longer the caller's, so nothing was written
-     * @throws dev.dedup.DedupStoreException if the backend failed
+     * @throws DedupStoreException if the backend failed
      */
     boolean fail(Claim claim, Duration retention, byte[] error);
 
@@ -70,7 +69,7 @@ public interface DedupStore extends AutoCloseable {
      *
      * @param claim the claim this caller won
      * @return true if the claim was deleted; false if it is no longer the caller's, so nothing was deleted
-     * @throws dev.dedup.DedupStoreException if the backend failed; the claim then lapses with its lease
+     * @throws DedupStoreException if the backend failed; the claim then lapses with its lease
      */
     boolean release(Claim claim);
 
@@ -80,7 +79,7 @@ public interface DedupStore extends AutoCloseable {
      * @param claim the claim this caller won; its {@link Claim#expiresAt()} is not updated
      * @param lease the new lease, counted from now: 1 ms to 366 days
      * @return true if the claim was renewed; false if it is no longer the caller's
-     * @throws dev.dedup.DedupStoreException if the backend failed
+     * @throws DedupStoreException if the backend failed
      */
     boolean extend(Claim claim, Duration lease);
 
@@ -92,7 +91,7 @@ public interface DedupStore extends AutoCloseable {
      * @param lease how long each won claim holds: 1 ms to 366 days
      * @return one result per key, in the order of {@code keys}
      * @throws IllegalArgumentException if the batch or a key breaks a limit; nothing is claimed then
-     * @throws dev.dedup.DedupStoreException if the backend failed; some keys may then have been claimed, and lapse
+     * @throws DedupStoreException if the backend failed; some keys may then have been claimed, and lapse
      *     with their lease
      */
     default List<ClaimResult> claimAll(List<String> keys, Duration lease) {

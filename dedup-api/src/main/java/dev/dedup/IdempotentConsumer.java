@@ -74,7 +74,8 @@ public final class IdempotentConsumer<M, R> {
      *
      * @param store the store that holds the keys; the consumer does not close it
      * @param keyOf finds a message's dedup key, at most {@link DedupLimits#MAX_KEY_BYTES} UTF-8 bytes (see
-     *     {@link DedupKeys}); a null or invalid key, or an exception, makes that message {@link ProcessingOutcome.Failed}
+     *     {@link DedupKeys}); a null or invalid key, or an exception, makes that message
+     *     {@link ProcessingOutcome.Failed}
      * @param codec turns handler results into stored bytes and back, for duplicates; {@link ResultCodec#none()} when
      *     results need not be replayed
      * @param <M> the message type

@@ -332,8 +332,8 @@ public final class StoreUri {
     }
 
     /**
-     * {@return the namespace: the {@code namespace} parameter, checked, or {@link dev.dedup.DedupLimits#DEFAULT_NAMESPACE};
-     * readable before {@link #check}}
+     * {@return the namespace: the {@code namespace} parameter, checked, or
+     * {@link dev.dedup.DedupLimits#DEFAULT_NAMESPACE}; readable before {@link #check}}
      */
     public String namespace() {
         return (String) value(NAMESPACE);

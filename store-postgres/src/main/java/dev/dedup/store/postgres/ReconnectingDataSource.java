@@ -69,7 +69,9 @@ public final class ReconnectingDataSource implements DataSource, AutoCloseable {
         }
     }
 
-    /** {@return the failure of the last connect, or null after a success: what a caller waiting on the pool ran into} */
+    /**
+     * {@return the failure of the last connect, or null after a success: what a caller waiting on the pool ran into}
+     */
     public SQLException lastFailure() {
         return lastFailure;
     }

@@ -9,6 +9,8 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
@@ -31,12 +33,17 @@ import java.util.function.Supplier;
 public final class MeteredDedupStore implements DedupStore {
     private final DedupStore store;
     private final MeterRegistry registry;
+    private final String storeName;
     private final Tags tags;
+    private final ObservationRegistry observations;
 
-    private MeteredDedupStore(DedupStore store, MeterRegistry registry, String storeName) {
+    private MeteredDedupStore(DedupStore store, MeterRegistry registry, String storeName,
+            ObservationRegistry observations) {
         this.store = store;
         this.registry = registry;
+        this.storeName = storeName;
         this.tags = Tags.of("store", storeName, "namespace", store.namespace());
+        this.observations = observations;
     }
 
     /**
@@ -62,7 +69,26 @@ public final class MeteredDedupStore implements DedupStore {
      */
     public static MeteredDedupStore wrap(DedupStore store, MeterRegistry registry, String storeName) {
         return new MeteredDedupStore(Objects.requireNonNull(store, "store"),
-                Objects.requireNonNull(registry, "registry"), Objects.requireNonNull(storeName, "storeName"));
+                Objects.requireNonNull(registry, "registry"), Objects.requireNonNull(storeName, "storeName"),
+                ObservationRegistry.NOOP);
+    }
+
+    /**
+     * As {@link #wrap(DedupStore, MeterRegistry, String)}, and also wraps each call in an {@link Observation} named
+     * {@code dedup.store.call} (low-cardinality keys {@code store}, {@code namespace}, {@code operation}), so a
+     * tracing bridge on {@code observations} shows every store call as a span of the delivery that made it.
+     *
+     * @param store the store to measure; closing the wrapper closes it
+     * @param registry where the meters go
+     * @param storeName the value of the {@code store} tag
+     * @param observations the application's observation registry
+     * @return a store that answers as {@code store} does and records and observes each call
+     */
+    public static MeteredDedupStore wrap(DedupStore store, MeterRegistry registry, String storeName,
+            ObservationRegistry observations) {
+        return new MeteredDedupStore(Objects.requireNonNull(store, "store"),
+                Objects.requireNonNull(registry, "registry"), Objects.requireNonNull(storeName, "storeName"),
+                Objects.requireNonNull(observations, "observations"));
     }
 
     /** {@code RedisDedupStore} → {@code redis}: the class name without its suffix, in lower case. */
@@ -120,6 +146,17 @@ public final class MeteredDedupStore implements DedupStore {
     }
 
     private <T> T timed(String operation, Supplier<T> call, java.util.function.Function<T, String> outcomeOf) {
+        if (observations.isNoop()) {
+            return measured(operation, call, outcomeOf);
+        }
+        Observation observation = Observation.createNotStarted("dedup.store.call", observations)
+                .lowCardinalityKeyValue("store", storeName)
+                .lowCardinalityKeyValue("namespace", store.namespace())
+                .lowCardinalityKeyValue("operation", operation);
+        return observation.observe(() -> measured(operation, call, outcomeOf));
+    }
+
+    private <T> T measured(String operation, Supplier<T> call, java.util.function.Function<T, String> outcomeOf) {
         long started = System.nanoTime();
         String outcome = "error_permanent";
         try {

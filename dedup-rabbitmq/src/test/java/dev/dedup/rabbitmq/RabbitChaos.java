@@ -64,7 +64,7 @@ final class RabbitChaos {
     /** The figures of one run. */
     record Figures(String consumer, int messages, int publishes, long deliveries, long kills, Map<Point, Long> halts,
             long lost, long doubled, long deadLettered, long parked, long storeFailures, long leaseLost,
-            Duration outage, Duration recovery, Duration time) {
+            long failedEffects, Duration outage, Duration recovery, Duration time) {
         long crashes(Point point) {
             return halts.getOrDefault(point, 0L);
         }
@@ -72,9 +72,9 @@ final class RabbitChaos {
         @Override
         public String toString() {
             String figures = String.format("%s: messages=%d publishes=%d deliveries=%d kills=%d halts=%s lost=%d"
-                    + " doubled=%d dead-lettered=%d parked=%d store-failures=%d lease-lost=%d time=%.1fs", consumer,
-                    messages, publishes, deliveries, kills, halts, lost, doubled, deadLettered, parked, storeFailures,
-                    leaseLost, time.toMillis() / 1000.0);
+                    + " doubled=%d dead-lettered=%d parked=%d store-failures=%d lease-lost=%d failed-effects=%d"
+                    + " time=%.1fs", consumer, messages, publishes, deliveries, kills, halts, lost, doubled,
+                    deadLettered, parked, storeFailures, leaseLost, failedEffects, time.toMillis() / 1000.0);
             return outage == null ? figures : figures + String.format(" outage=%.1fs first-processed-after-return=%dms",
                     outage.toMillis() / 1000.0, recovery == null ? -1 : recovery.toMillis());
         }
@@ -100,6 +100,7 @@ final class RabbitChaos {
     private final AtomicLong parked = new AtomicLong();
     private final AtomicLong storeFailures = new AtomicLong();
     private final AtomicLong leaseLost = new AtomicLong();
+    private final AtomicLong failedEffects = new AtomicLong();
     private StoreOutage outage;
     private final Map<Point, AtomicLong> halts = new EnumMap<>(Point.class);
     private volatile boolean chaos = true;
@@ -184,8 +185,8 @@ final class RabbitChaos {
         return new Figures(name, messages, publishes.size(), deliveries.get(), kills.get(), halted,
                 messages - reservations.distinctMessages(), reservations.doubled(),
                 rabbit.ready(rabbit.queues.deadLetterQueue()), parked.get(), storeFailures.get(), leaseLost.get(),
-                outage == null ? null : outage.length(), outage == null ? null : outage.recovery(),
-                Duration.ofNanos(System.nanoTime() - started));
+                failedEffects.get(), outage == null ? null : outage.length(),
+                outage == null ? null : outage.recovery(), Duration.ofNanos(System.nanoTime() - started));
     }
 
     /** Messages that took effect so far; -1 while PostgreSQL is down, which the driver rides out. */
@@ -311,7 +312,14 @@ final class RabbitChaos {
                 }
                 Thread.sleep(WORK_MILLIS);
                 int[] order = order(delivery);
-                reservations.reserve(delivery.getProperties().getMessageId(), name, order[0], order[1]);
+                try {
+                    reservations.reserve(delivery.getProperties().getMessageId(), name, order[0], order[1]);
+                } catch (SQLException e) {
+                    // Counted: when the server stops during the commit, the commit may have happened and only its
+                    // reply was lost, and the redelivery then applies the effect again.
+                    failedEffects.incrementAndGet();
+                    throw e;
+                }
                 if (halts(Point.EFFECT_TO_COMPLETION)) {
                     own.abort(5_000);
                     throw new Halt();

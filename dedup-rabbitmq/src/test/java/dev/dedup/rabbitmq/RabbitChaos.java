@@ -9,11 +9,15 @@ import com.rabbitmq.client.DeliverCallback;
 import com.rabbitmq.client.Delivery;
 import com.rabbitmq.client.ShutdownSignalException;
 import com.rabbitmq.client.impl.ForgivingExceptionHandler;
+import dev.dedup.Claim;
+import dev.dedup.DedupStore;
+import dev.dedup.DedupStoreException;
 import dev.dedup.IdempotentConsumer;
 import dev.dedup.ProcessingOutcome;
 import dev.dedup.ResultCodec;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -28,10 +32,23 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * One chaos run in this JVM: N reserve messages (a share published twice) consumed by 3 consumers, each on its own
  * connection, while a driver kills a random consumer's connection (no ack) every 0.5 to 1 s and reopens it, and the
- * consumers halt themselves at chosen points, recording where. Afterwards the effect log says what was lost or
- * doubled.
+ * consumers halt themselves at chosen points, recording where. Optionally the store's server is stopped for a while
+ * mid-run ({@link StoreOutage}). Afterwards the effect log says what was lost or doubled.
  */
 final class RabbitChaos {
+    /** How the consumers process a delivery. */
+    enum Kind {
+        /** {@link IdempotentDeliverCallback} over a store: the effect commits on its own, before the completion. */
+        CALLBACK,
+        /**
+         * The transactional inbox by hand (claim, effect, completion, commit, then ack), as {@code docs/postgresql.md}
+         * shows it: the callback has no transactional mode, so the inbox consumer writes its own settlement.
+         */
+        INBOX,
+        /** The control: effect, then ack, no dedup. */
+        NAIVE
+    }
+
     /** Where a consumer halts itself. */
     enum Point {
         /** Before the effect: nothing happened, the redelivery must do it. */
@@ -46,16 +63,20 @@ final class RabbitChaos {
 
     /** The figures of one run. */
     record Figures(String consumer, int messages, int publishes, long deliveries, long kills, Map<Point, Long> halts,
-            long lost, long doubled, long deadLettered, long parked, Duration time) {
+            long lost, long doubled, long deadLettered, long parked, long storeFailures, long leaseLost,
+            long failedEffects, Duration outage, Duration recovery, Duration time) {
         long crashes(Point point) {
             return halts.getOrDefault(point, 0L);
         }
 
         @Override
         public String toString() {
-            return String.format("%s: messages=%d publishes=%d deliveries=%d kills=%d halts=%s lost=%d doubled=%d"
-                    + " dead-lettered=%d parked=%d time=%.1fs", consumer, messages, publishes, deliveries, kills,
-                    halts, lost, doubled, deadLettered, parked, time.toMillis() / 1000.0);
+            String figures = String.format("%s: messages=%d publishes=%d deliveries=%d kills=%d halts=%s lost=%d"
+                    + " doubled=%d dead-lettered=%d parked=%d store-failures=%d lease-lost=%d failed-effects=%d"
+                    + " time=%.1fs", consumer, messages, publishes, deliveries, kills, halts, lost, doubled,
+                    deadLettered, parked, storeFailures, leaseLost, failedEffects, time.toMillis() / 1000.0);
+            return outage == null ? figures : figures + String.format(" outage=%.1fs first-processed-after-return=%dms",
+                    outage.toMillis() / 1000.0, recovery == null ? -1 : recovery.toMillis());
         }
     }
 
@@ -63,8 +84,11 @@ final class RabbitChaos {
     private static final double HALT_PROBABILITY = 0.004;
     /** The handler's own work before the effect: long enough that the driver's kills land mid-run. */
     private static final long WORK_MILLIS = 8;
+    private static final Duration LEASE = Duration.ofSeconds(5);
+    private static final Duration RETENTION = Duration.ofMinutes(10);
 
-    private final boolean dedup;
+    private final String name;
+    private final Kind kind;
     private final int messages;
     private final Random random;
     private final RabbitFixture rabbit;
@@ -74,22 +98,39 @@ final class RabbitChaos {
     private final AtomicLong deliveries = new AtomicLong();
     private final AtomicLong kills = new AtomicLong();
     private final AtomicLong parked = new AtomicLong();
+    private final AtomicLong storeFailures = new AtomicLong();
+    private final AtomicLong leaseLost = new AtomicLong();
+    private final AtomicLong failedEffects = new AtomicLong();
+    private StoreOutage outage;
     private final Map<Point, AtomicLong> halts = new EnumMap<>(Point.class);
     private volatile boolean chaos = true;
 
-    RabbitChaos(boolean dedup, int messages, long seed, RabbitFixture rabbit, Reservations reservations) {
-        this.dedup = dedup;
+    /**
+     * A run of {@code kind}; {@code store} is where {@link Kind#CALLBACK} claims (unused by the others: the inbox
+     * claims in the reservations' own PostgreSQL store, inside the effect's transaction).
+     */
+    RabbitChaos(String name, Kind kind, DedupStore store, int messages, long seed, RabbitFixture rabbit,
+            Reservations reservations) {
+        this.name = name;
+        this.kind = kind;
         this.messages = messages;
         this.random = new Random(seed);
         this.rabbit = rabbit;
         this.reservations = reservations;
         this.factory = RabbitTestBroker.factory();
         factory.setExceptionHandler(new QuietAboutCrashes());
-        this.consumer = IdempotentConsumer.builder(reservations.store(), RabbitKeys.messageId(), ResultCodec.none())
-                .lease(Duration.ofSeconds(5)).build();
+        // Retention outlasts the run, and no more: keys left in a shared Redis expire soon after.
+        this.consumer = store == null ? null : IdempotentConsumer.builder(store, RabbitKeys.messageId(),
+                ResultCodec.none()).lease(LEASE).retention(RETENTION).build();
         for (Point point : Point.values()) {
             halts.put(point, new AtomicLong());
         }
+    }
+
+    /** Stops the store's server mid-run, as {@code outage} says. */
+    RabbitChaos with(StoreOutage outage) {
+        this.outage = outage;
+        return this;
     }
 
     Figures run(Duration limit) throws Exception {
@@ -105,9 +146,12 @@ final class RabbitChaos {
         publisher.start();
         long deadline = System.nanoTime() + limit.toNanos();
         long nextKill = System.nanoTime() + killInterval();
+        if (outage != null) {
+            outage.start(this::progress);
+        }
         try {
             // Chaos until every message has taken effect at least once and all were published.
-            while (publisher.isAlive() || reservations.distinctMessages() < messages) {
+            while (publisher.isAlive() || progress() < messages || (outage != null && !outage.over())) {
                 checkDeadline(deadline);
                 Thread.sleep(100);
                 reopenDead(slots);
@@ -128,6 +172,9 @@ final class RabbitChaos {
             for (Slot slot : slots) {
                 slot.crash();
             }
+            if (outage != null) {
+                outage.finish();   // the server is back even if the run failed, for the tests that follow
+            }
         }
         Map<Point, Long> halted = new EnumMap<>(Point.class);
         halts.forEach((point, count) -> {
@@ -135,10 +182,20 @@ final class RabbitChaos {
                 halted.put(point, count.get());
             }
         });
-        return new Figures(dedup ? "idempotent (PostgreSQL store)" : "naive", messages, publishes.size(),
-                deliveries.get(), kills.get(), halted, messages - reservations.distinctMessages(),
-                reservations.doubled(), rabbit.ready(rabbit.queues.deadLetterQueue()), parked.get(),
-                Duration.ofNanos(System.nanoTime() - started));
+        return new Figures(name, messages, publishes.size(), deliveries.get(), kills.get(), halted,
+                messages - reservations.distinctMessages(), reservations.doubled(),
+                rabbit.ready(rabbit.queues.deadLetterQueue()), parked.get(), storeFailures.get(), leaseLost.get(),
+                failedEffects.get(), outage == null ? null : outage.length(),
+                outage == null ? null : outage.recovery(), Duration.ofNanos(System.nanoTime() - started));
+    }
+
+    /** Messages that took effect so far; -1 while PostgreSQL is down, which the driver rides out. */
+    private long progress() {
+        try {
+            return reservations.distinctMessages();
+        } catch (SQLException down) {
+            return -1;
+        }
     }
 
     private long killInterval() {
@@ -227,7 +284,11 @@ final class RabbitChaos {
             Connection opened = factory.newConnection(name);
             Channel channel = opened.createChannel();
             channel.basicQos(20);
-            DeliverCallback callback = dedup ? idempotent(opened, channel) : naive(opened, channel);
+            DeliverCallback callback = switch (kind) {
+                case CALLBACK -> idempotent(opened, channel);
+                case INBOX -> new InboxCallback(name, opened, channel);
+                case NAIVE -> naive(opened, channel);
+            };
             channel.basicConsume(rabbit.queues.queue(), false, (tag, delivery) -> {
                 deliveries.incrementAndGet();
                 callback.handle(tag, delivery);
@@ -251,7 +312,14 @@ final class RabbitChaos {
                 }
                 Thread.sleep(WORK_MILLIS);
                 int[] order = order(delivery);
-                reservations.reserve(delivery.getProperties().getMessageId(), name, order[0], order[1]);
+                try {
+                    reservations.reserve(delivery.getProperties().getMessageId(), name, order[0], order[1]);
+                } catch (SQLException e) {
+                    // Counted: when the server stops during the commit, the commit may have happened and only its
+                    // reply was lost, and the redelivery then applies the effect again.
+                    failedEffects.incrementAndGet();
+                    throw e;
+                }
                 if (halts(Point.EFFECT_TO_COMPLETION)) {
                     own.abort(5_000);
                     throw new Halt();
@@ -261,6 +329,7 @@ final class RabbitChaos {
                 if (settlement == Settlement.RETRY_LATER) {
                     parked.incrementAndGet();
                 }
+                count(outcome);
                 if (outcome instanceof ProcessingOutcome.Processed<?> && halts(Point.COMPLETION_TO_ACK)) {
                     own.abort(5_000);   // the ack that follows fails: the connection is gone
                 }
@@ -289,6 +358,95 @@ final class RabbitChaos {
                 }
                 channel.basicAck(delivery.getEnvelope().getDeliveryTag(), false);
             };
+        }
+    }
+
+    private void count(ProcessingOutcome<?> outcome) {
+        if (outcome instanceof ProcessingOutcome.Processed<?> && outage != null) {
+            outage.processed();
+        } else if (outcome instanceof ProcessingOutcome.LeaseLost<?>) {
+            leaseLost.incrementAndGet();
+        } else if (outcome instanceof ProcessingOutcome.Failed<?> failed
+                && failed.cause() instanceof DedupStoreException) {
+            storeFailures.incrementAndGet();
+        }
+    }
+
+    /**
+     * The transactional inbox: the claim, the effect and the completion are one PostgreSQL transaction, acked only
+     * after its commit. A halt before the commit is a crash the database answers with a rollback, so the
+     * redelivery starts clean: nothing can double.
+     */
+    private final class InboxCallback implements DeliverCallback {
+        private final String consumerName;
+        private final Connection own;
+        private final Channel channel;
+
+        InboxCallback(String consumerName, Connection own, Channel channel) {
+            this.consumerName = consumerName;
+            this.own = own;
+            this.channel = channel;
+        }
+
+        @Override
+        public void handle(String consumerTag, Delivery delivery) throws IOException {
+            long tag = delivery.getEnvelope().getDeliveryTag();
+            boolean committed;
+            try {
+                committed = commitOnce(delivery);
+            } catch (SQLException | DedupStoreException e) {
+                // Nothing committed; requeued at once, which is a hot loop only while PostgreSQL is down, and the
+                // outage runs use the callback, not this consumer.
+                storeFailures.incrementAndGet();
+                channel.basicNack(tag, false, true);
+                return;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            if (!committed) {
+                return;   // halted: the connection is gone, the broker redelivers
+            }
+            if (halts(Point.COMPLETION_TO_ACK)) {
+                own.abort(5_000);
+                return;
+            }
+            channel.basicAck(tag, false);
+        }
+
+        /** True once the transaction committed or found the key done; false after a halt (rolled back). */
+        private boolean commitOnce(Delivery delivery) throws SQLException, InterruptedException {
+            String id = delivery.getProperties().getMessageId();
+            try (java.sql.Connection transaction = reservations.pool.getConnection()) {
+                transaction.setAutoCommit(false);
+                try {
+                    DedupStore inbox = reservations.store().inTransaction(transaction);
+                    // Only committed records are visible, and they are all completed: a duplicate is done work.
+                    // A concurrent delivery of the key waits here on the uncommitted row until its commit.
+                    if (!(inbox.claim(id, LEASE) instanceof Claim claim)) {
+                        return true;
+                    }
+                    if (halts(Point.BEFORE_EFFECT)) {
+                        own.abort(5_000);
+                        return false;
+                    }
+                    Thread.sleep(WORK_MILLIS);
+                    int[] order = order(delivery);
+                    reservations.reserveIn(transaction, id, consumerName, order[0], order[1]);
+                    if (halts(Point.EFFECT_TO_COMPLETION)) {
+                        own.abort(5_000);
+                        return false;
+                    }
+                    if (!inbox.complete(claim, RETENTION, null)) {
+                        throw new SQLException("the claim on " + id + " is not this transaction's");
+                    }
+                    transaction.commit();
+                    return true;
+                } finally {
+                    // After a commit this is a no-op; otherwise it is what the database does when a process dies.
+                    transaction.rollback();
+                }
+            }
         }
     }
 

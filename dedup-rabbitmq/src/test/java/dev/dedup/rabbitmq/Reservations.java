@@ -3,12 +3,14 @@ package dev.dedup.rabbitmq;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.dedup.store.postgres.PostgresDedupStore;
+import dev.dedup.store.postgres.ReconnectingDataSource;
 import dev.dedup.tck.TestServers;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import org.postgresql.ds.PGSimpleDataSource;
 
 /**
  * The non-idempotent effect the crash tests count, in PostgreSQL: {@code reserve(sku, qty)} adds to a stock row and
@@ -18,6 +20,7 @@ final class Reservations implements AutoCloseable {
     static final int SKUS = 20;
 
     final HikariDataSource pool;
+    private final ReconnectingDataSource connects;
     private final String stock;
     private final String effects;
     private final String claims;
@@ -25,10 +28,19 @@ final class Reservations implements AutoCloseable {
 
     Reservations(String run) throws SQLException {
         String url = TestServers.require("PostgreSQL 15", "DEDUP_TEST_POSTGRES_URL", null);
+        PGSimpleDataSource driver = new PGSimpleDataSource();
+        driver.setUrl(url);
+        driver.setConnectTimeout(2);
+        driver.setSocketTimeout(5);
+        // HikariCP backs off up to 5 s between failed connects, so after the outage run's stop its first connection
+        // could come 5 s after the server's return; this retries every 100 ms instead (docs/postgresql.md).
+        connects = new ReconnectingDataSource(driver);
         HikariConfig config = new HikariConfig();
-        config.setJdbcUrl(url);
+        config.setDataSource(connects);
         config.setMaximumPoolSize(12);
-        config.setConnectionTimeout(10_000);
+        // Short, so that while PostgreSQL is down a claim or an effect fails within 2 s and the delivery is parked,
+        // instead of every consumer thread waiting out the outage inside the pool.
+        config.setConnectionTimeout(2_000);
         pool = new HikariDataSource(config);
         stock = run + "_stock";
         effects = run + "_effects";
@@ -54,22 +66,30 @@ final class Reservations implements AutoCloseable {
     void reserve(String messageId, String consumer, int sku, int quantity) throws SQLException {
         try (Connection connection = pool.getConnection()) {
             connection.setAutoCommit(false);
-            try (PreparedStatement add = connection.prepareStatement(
-                    "UPDATE " + stock + " SET reserved = reserved + ? WHERE sku = ?");
-                    PreparedStatement log = connection.prepareStatement(
-                            "INSERT INTO " + effects + " (message_id, consumer, qty) VALUES (?, ?, ?)")) {
-                add.setInt(1, quantity);
-                add.setInt(2, sku);
-                add.executeUpdate();
-                log.setString(1, messageId);
-                log.setString(2, consumer);
-                log.setInt(3, quantity);
-                log.executeUpdate();
+            try {
+                reserveIn(connection, messageId, consumer, sku, quantity);
                 connection.commit();
             } catch (SQLException | RuntimeException e) {
                 connection.rollback();
                 throw e;
             }
+        }
+    }
+
+    /** The effect's two writes inside the caller's transaction, which commits them (the transactional inbox). */
+    void reserveIn(Connection transaction, String messageId, String consumer, int sku, int quantity)
+            throws SQLException {
+        try (PreparedStatement add = transaction.prepareStatement(
+                "UPDATE " + stock + " SET reserved = reserved + ? WHERE sku = ?");
+                PreparedStatement log = transaction.prepareStatement(
+                        "INSERT INTO " + effects + " (message_id, consumer, qty) VALUES (?, ?, ?)")) {
+            add.setInt(1, quantity);
+            add.setInt(2, sku);
+            add.executeUpdate();
+            log.setString(1, messageId);
+            log.setString(2, consumer);
+            log.setInt(3, quantity);
+            log.executeUpdate();
         }
     }
 
@@ -120,6 +140,7 @@ final class Reservations implements AutoCloseable {
                 statement.execute("DROP TABLE IF EXISTS " + effects);
             }
         } finally {
+            connects.close();
             pool.close();
         }
     }

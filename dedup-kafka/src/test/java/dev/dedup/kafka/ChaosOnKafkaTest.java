@@ -7,6 +7,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.dedup.DedupStore;
 import dev.dedup.kafka.CrashableConsumer.Figures;
 import dev.dedup.kafka.CrashableConsumer.Point;
+import dev.dedup.store.postgres.PostgresDedupStore;
+import dev.dedup.tck.ServerOutages;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -24,16 +26,20 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * Chaos on the real broker and PostgreSQL, sized for two cores: 2,000 messages with unique ids, 10% published twice,
+ * Chaos on the real broker and servers, sized for two cores: 1,000 messages with unique ids, 10% published twice,
  * three consumers in one group; a driver crashes a random consumer every 1-2 s (no completion, no commit from then
  * on) and starts a new one, and consumers also halt themselves at chosen points. Every record's effect is an
- * increment plus an effect-log row in PostgreSQL. Asserted: nothing lost; with dedup at most one double per crash
- * between effect and completion; the naive consumer, the control, doubles.
+ * increment plus an effect-log row in PostgreSQL. Asserted, per store: nothing lost; with the PostgreSQL inbox
+ * (claim, effect and completion in one transaction) nothing doubled; with a store outside the effect's transaction
+ * at most one double per crash between effect and completion; the same under a 5 s outage of the store's server,
+ * with processing back within 5 s of its return; the naive consumer, the control, doubles.
  */
 class ChaosOnKafkaTest {
-    private static final int MESSAGES = 2_000;
+    private static final int MESSAGES = 1_000;
     private static final int PARTITIONS = 3;
     private static final int CONSUMERS = 3;
     /** Chance of a self-halt before and after each effect. */
@@ -44,35 +50,73 @@ class ChaosOnKafkaTest {
     /** A slow downstream, so that a run lasts long enough for crashes to land inside batches, not only between. */
     private static final long EFFECT_PAUSE_MILLIS = 8;
 
+    /** How long the store's server is down in the outage run. */
+    private static final long OUTAGE_MILLIS = 5_000;
+
+    /** The stores of the runs. */
+    enum Store {
+        POSTGRES_INBOX, POSTGRES, REDIS;
+
+        DedupStore open() {
+            String namespace = "kafka-chaos-" + unique();
+            return this == REDIS ? KafkaTestSupport.redisStore(namespace) : KafkaTestSupport.postgresStore(namespace);
+        }
+    }
+
+    /** What the consumers run on: a store (null for the naive control), as an inbox or not, and a server to stop. */
+    record Setup(DedupStore store, boolean inbox, String outage) {}
+
     record Run(int published, long deliveries, int crashes, Map<Point, Integer> halts, long betweenEffectAndCompletion,
             int lost, int doubled, int applications, Map<String, Integer> outcomes, long deadLetters, long millis,
-            boolean drained) {}
+            boolean drained, long rolledBack, long recoveryMillis) {}
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(Store.class)
+    @DisplayName("per store: 0 lost; inbox 0 doubled, others doubled <= crashes between effect and completion")
+    void dedupUnderCrashes(Store kind) throws Exception {
+        try (DedupStore store = kind.open()) {
+            Run run = run(new Setup(store, kind == Store.POSTGRES_INBOX, null), 7);
+            print("dedup (" + kind + ")", run);
+            assertDedup(run, kind == Store.POSTGRES_INBOX);
+        }
+    }
 
     @Test
-    @DisplayName("with the PostgreSQL store: 0 lost, doubled <= crashes between effect and completion")
-    void dedupUnderCrashes() throws Exception {
-        try (DedupStore store = KafkaTestSupport.postgresStore("kafka-chaos-" + unique())) {
-            Run run = run(store, 7);
-            print("dedup (PostgreSQL store)", run);
-            assertThat(run.drained()).as("every record committed within the run's limit").isTrue();
-            assertThat(run.lost()).isZero();
-            assertThat(run.doubled()).isLessThanOrEqualTo((int) run.betweenEffectAndCompletion());
-            assertThat(run.deadLetters()).isZero();
-            assertThat(run.crashes()).isPositive();
+    @DisplayName("Redis stopped for 5 s mid-run: 0 lost, doubled within the limit, processing back within 5 s")
+    void storeOutage() throws Exception {
+        try (DedupStore store = Store.REDIS.open()) {
+            Run run = run(new Setup(store, false, "redis"), 11);
+            print("dedup (REDIS, 5 s outage)", run);
+            assertDedup(run, false);
+            assertThat(run.recoveryMillis()).as("ms from the server's return to the next completed record")
+                    .isBetween(0L, 5_000L);
         }
+    }
+
+    private static void assertDedup(Run run, boolean inbox) {
+        assertThat(run.drained()).as("every record committed within the run's limit").isTrue();
+        assertThat(run.lost()).isZero();
+        if (inbox) {
+            // Claim, effect and completion commit or roll back together: a crash between them leaves nothing.
+            assertThat(run.doubled()).isZero();
+        } else {
+            assertThat(run.doubled()).isLessThanOrEqualTo((int) run.betweenEffectAndCompletion());
+        }
+        assertThat(run.deadLetters()).isZero();
+        assertThat(run.crashes()).isPositive();
     }
 
     @Test
     @DisplayName("the control, a naive consumer under the same crashes: 0 lost, but it doubles")
     void naiveConsumerDoubles() throws Exception {
-        Run run = run(null, 7);
+        Run run = run(new Setup(null, false, null), 7);
         print("naive (no dedup)", run);
         assertThat(run.drained()).isTrue();
         assertThat(run.lost()).isZero();
         assertThat(run.doubled()).as("at least every message published twice").isGreaterThanOrEqualTo(MESSAGES / 10);
     }
 
-    private Run run(DedupStore store, long seed) throws Exception {
+    private Run run(Setup setup, long seed) throws Exception {
         Random random = new Random(seed);
         String topic = createTopic("chaos", PARTITIONS);
         String group = "chaos-" + unique();
@@ -92,10 +136,11 @@ class ChaosOnKafkaTest {
                 };
                 List<CrashableConsumer> consumers = new ArrayList<>();
                 for (int i = 0; i < CONSUMERS; i++) {
-                    consumers.add(start(group, topic, store, table, selfHalts, figures, serial));
+                    consumers.add(start(group, topic, setup, table, selfHalts, figures, serial));
                 }
                 Map<TopicPartition, Long> end = endOffsets(admin, topic);
                 int crashes = 0;
+                Thread outage = null;
                 long nextCrash = System.currentTimeMillis() + 1_000 + random.nextInt(1_000);
                 boolean drained = false;
                 while (!drained && System.nanoTime() - started < TimeUnit.MILLISECONDS.toNanos(RUN_LIMIT_MILLIS)) {
@@ -105,16 +150,22 @@ class ChaosOnKafkaTest {
                         victim.crash();
                         victim.join();
                         crashes++;
-                        consumers.add(start(group, topic, store, table, selfHalts, figures, serial));
+                        consumers.add(start(group, topic, setup, table, selfHalts, figures, serial));
                         nextCrash = System.currentTimeMillis() + 1_000 + random.nextInt(1_000);
                     }
                     // A consumer that halted itself is replaced, like a restarted process.
                     for (int i = 0; i < consumers.size(); i++) {
                         if (!consumers.get(i).isAlive()) {
-                            consumers.set(i, start(group, topic, store, table, selfHalts, figures, serial));
+                            consumers.set(i, start(group, topic, setup, table, selfHalts, figures, serial));
                         }
                     }
+                    if (setup.outage() != null && outage == null && figures.deliveries.sum() >= MESSAGES / 4) {
+                        outage = outage(setup.outage(), figures);
+                    }
                     drained = committed(admin, group).equals(end);
+                }
+                if (outage != null) {
+                    outage.join(150_000);
                 }
                 for (CrashableConsumer consumer : consumers) {
                     consumer.stop();
@@ -131,11 +182,31 @@ class ChaosOnKafkaTest {
         }
     }
 
-    private static CrashableConsumer start(String group, String topic, DedupStore store, String table,
+    private static CrashableConsumer start(String group, String topic, Setup setup, String table,
             CrashableConsumer.HaltPlan plan, Figures figures, int[] serial) {
-        return new CrashableConsumer("consumer-" + ++serial[0], group, topic, 100, store, table, plan, figures)
-                .effectPause(EFFECT_PAUSE_MILLIS)
-                .start();
+        CrashableConsumer consumer = new CrashableConsumer("consumer-" + ++serial[0], group, topic, 100,
+                setup.store(), table, plan, figures).effectPause(EFFECT_PAUSE_MILLIS);
+        if (setup.inbox()) {
+            consumer.inbox((PostgresDedupStore) setup.store());
+        }
+        return consumer.start();
+    }
+
+    /** Stops the store's server for {@link #OUTAGE_MILLIS} on a thread of its own, while the crashes go on. */
+    private static Thread outage(String server, Figures figures) {
+        Thread outage = new Thread(() -> {
+            ServerOutages.pause(server);
+            try {
+                Thread.sleep(OUTAGE_MILLIS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                ServerOutages.resume(server);   // returns once the server answers again
+                figures.storeBackAt = System.nanoTime();
+            }
+        }, "outage-" + server);
+        outage.start();
+        return outage;
     }
 
     /** Every id once, 10% of them again later, each on a random partition; returns the number of records. */
@@ -206,16 +277,22 @@ class ChaosOnKafkaTest {
         }
         Map<String, Integer> outcomes = new java.util.TreeMap<>();
         figures.outcomes.forEach((type, count) -> outcomes.put(type, count.get()));
+        long back = figures.storeBackAt;
+        long completed = figures.firstCompletedAfterOutage.get();
+        long recoveryMillis = back == 0 ? -1 : completed == 0 ? Long.MAX_VALUE
+                : TimeUnit.NANOSECONDS.toMillis(completed - back);
         return new Run(published, figures.deliveries.sum(), crashes, halts, figures.betweenEffectAndCompletion(),
-                MESSAGES - applied, doubled, applications, outcomes, figures.deadLetters.sum(), millis, drained);
+                MESSAGES - applied, doubled, applications, outcomes, figures.deadLetters.sum(), millis, drained,
+                figures.rolledBack.sum(), recoveryMillis);
     }
 
     private static void print(String label, Run run) {
         System.out.printf("chaos %s: %d messages (%d records), %d handler runs, %d driver crashes, halts %s,"
                         + " %d crashes between effect and completion; lost %d, doubled %d, applications %d;"
-                        + " outcomes %s; dead letters %d; %.1f s%n",
+                        + " outcomes %s; dead letters %d; inbox polls rolled back %d; recovery after outage %d ms;"
+                        + " %.1f s%n",
                 label, MESSAGES, run.published(), run.deliveries(), run.crashes(), run.halts(),
                 run.betweenEffectAndCompletion(), run.lost(), run.doubled(), run.applications(), run.outcomes(),
-                run.deadLetters(), run.millis() / 1000.0);
+                run.deadLetters(), run.rolledBack(), run.recoveryMillis(), run.millis() / 1000.0);
     }
 }

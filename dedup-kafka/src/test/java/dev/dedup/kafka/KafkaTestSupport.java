@@ -156,6 +156,12 @@ final class KafkaTestSupport {
         return DedupStores.open(postgresJdbcUrl() + "&table=kafka_claims&createSchema=true&namespace=" + namespace);
     }
 
+    /** The Redis store on a namespace of its own. */
+    static DedupStore redisStore(String namespace) {
+        return DedupStores.open(TestServers.require("Redis 7", "DEDUP_TEST_REDIS_URL", null) + "?namespace="
+                + namespace);
+    }
+
     static Connection postgres() throws SQLException {
         return DriverManager.getConnection(postgresJdbcUrl());
     }

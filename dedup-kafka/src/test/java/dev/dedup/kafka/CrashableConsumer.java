@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -30,7 +31,7 @@ import org.apache.kafka.common.errors.RebalanceInProgressException;
  *
  * <p>The effect of a record is one transaction: a row in the effect log and an increment of the record's counter.
  * With a store, records go through {@link KafkaRecordProcessor}; without one (the naive control), the effect runs
- * for every delivery.
+ * for every delivery. As a transactional inbox ({@link #inbox}), the claims share the effects' transaction.
  */
 final class CrashableConsumer implements Runnable {
     /** Where a consumer halted. */
@@ -64,7 +65,7 @@ final class CrashableConsumer implements Runnable {
         /** When the store's server came back from an outage (System.nanoTime), 0 before. */
         volatile long storeBackAt;
         /** The first record completed after {@link #storeBackAt} (System.nanoTime), 0 before. */
-        final java.util.concurrent.atomic.AtomicLong firstCompletedAfterOutage = new java.util.concurrent.atomic.AtomicLong();
+        final AtomicLong firstCompletedAfterOutage = new AtomicLong();
         final LongAdder deadLetters = new LongAdder();
         /** What a consumer threw that was not a planned halt: a test failure. */
         final List<Throwable> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -101,7 +102,7 @@ final class CrashableConsumer implements Runnable {
     private WatchedStore store;
     /** In the transactional inbox mode, the store whose views share the consumer's transactions; else null. */
     private PostgresDedupStore inbox;
-    /** The inbox's view on the current transaction of {@link #db}. */
+    /** The inbox's view on the current transaction of the consumer's connection. */
     private volatile DedupStore transactionView;
     private final String table;
     private final HaltPlan plan;

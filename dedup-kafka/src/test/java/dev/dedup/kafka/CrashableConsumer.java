@@ -62,6 +62,8 @@ final class CrashableConsumer implements Runnable {
         final LongAdder unstoredCompletions = new LongAdder();
         /** Polls whose inbox transaction was rolled back, with every record of the poll read again. */
         final LongAdder rolledBack = new LongAdder();
+        /** Consumers that ended because their database connection broke or could not be made. */
+        final LongAdder databaseLosses = new LongAdder();
         /** When the store's server came back from an outage (System.nanoTime), 0 before. */
         volatile long storeBackAt;
         /** The first record completed after {@link #storeBackAt} (System.nanoTime), 0 before. */
@@ -219,7 +221,13 @@ final class CrashableConsumer implements Runnable {
         } catch (Halt halted) {
             // Closed above without a commit: what this consumer did not commit goes to the next owner.
         } catch (SQLException | RuntimeException | Error e) {
-            figures.errors.add(e);
+            if (databaseGone(e)) {
+                // Its connection broke (or could not be made) in an outage: the process ends, uncommitted, like a
+                // crash, and the driver starts a new one. Counted, so that a run without an outage can refuse it.
+                figures.databaseLosses.increment();
+            } else {
+                figures.errors.add(e);
+            }
         } finally {
             if (store != null) {
                 figures.refusedCompletions.add(store.refusedCompletions());
@@ -325,6 +333,17 @@ final class CrashableConsumer implements Runnable {
         }
         handled++;
         checkpoint(Point.AFTER_EFFECT);
+    }
+
+    /** A connection failure (SQLSTATE class 08) or a server shutdown (57P), here or as a cause. */
+    private static boolean databaseGone(Throwable e) {
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+            if (cause instanceof SQLException sql && sql.getSQLState() != null
+                    && (sql.getSQLState().startsWith("08") || sql.getSQLState().startsWith("57P"))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private void checkpoint(Point point) {

@@ -105,6 +105,8 @@ class ChaosOnKafkaTest {
             Run run = run(new Setup(store, false, outage), 11);
             print("dedup (REDIS, 5 s outage)", run);
             assertDedup(run, false);
+            assertThat(run.outcomes().getOrDefault("Failed", 0) + run.outcomes().getOrDefault("LeaseLost", 0))
+                    .as("store calls the outage failed").isPositive();
             assertThat(run.recoveryMillis()).as("ms from the server's return to the next completed record")
                     .isBetween(0L, 5_000L);
         }
@@ -121,6 +123,7 @@ class ChaosOnKafkaTest {
             Run run = run(new Setup(store, true, outage), 13);
             print("dedup (POSTGRES_INBOX, 5 s outage)", run);
             assertDedup(run, true);
+            assertThat(run.databaseLosses()).as("consumers that lost their connection in the outage").isPositive();
             assertThat(run.recoveryMillis()).as("ms from the server's return to the next completed record")
                     .isBetween(0L, 5_000L);
         }

@@ -1,7 +1,9 @@
 package dev.dedup.kafka;
 
 import dev.dedup.DedupStore;
+import dev.dedup.ProcessingOutcome;
 import dev.dedup.ResultCodec;
+import dev.dedup.store.postgres.PostgresDedupStore;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -11,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -28,7 +31,7 @@ import org.apache.kafka.common.errors.RebalanceInProgressException;
  *
  * <p>The effect of a record is one transaction: a row in the effect log and an increment of the record's counter.
  * With a store, records go through {@link KafkaRecordProcessor}; without one (the naive control), the effect runs
- * for every delivery.
+ * for every delivery. As a transactional inbox ({@link #inbox}), the claims share the effects' transaction.
  */
 final class CrashableConsumer implements Runnable {
     /** Where a consumer halted. */
@@ -55,6 +58,16 @@ final class CrashableConsumer implements Runnable {
         final Map<String, AtomicInteger> outcomes = new ConcurrentHashMap<>();
         final LongAdder deliveries = new LongAdder();
         final LongAdder refusedCompletions = new LongAdder();
+        /** Completions the store failed or refused (an outage, a lapsed lease): effects without completion too. */
+        final LongAdder unstoredCompletions = new LongAdder();
+        /** Polls whose inbox transaction was rolled back, with every record of the poll read again. */
+        final LongAdder rolledBack = new LongAdder();
+        /** Consumers that ended because their database connection broke or could not be made. */
+        final LongAdder databaseLosses = new LongAdder();
+        /** When the store's server came back from an outage (System.nanoTime), 0 before. */
+        volatile long storeBackAt;
+        /** The first record completed after {@link #storeBackAt} (System.nanoTime), 0 before. */
+        final AtomicLong firstCompletedAfterOutage = new AtomicLong();
         final LongAdder deadLetters = new LongAdder();
         /** What a consumer threw that was not a planned halt: a test failure. */
         final List<Throwable> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -71,7 +84,7 @@ final class CrashableConsumer implements Runnable {
 
         /** Crashes that left an effect without its completion: halts after the effect, and completions refused. */
         long betweenEffectAndCompletion() {
-            return halts(Point.AFTER_EFFECT) + refusedCompletions.sum();
+            return halts(Point.AFTER_EFFECT) + refusedCompletions.sum() + unstoredCompletions.sum();
         }
     }
 
@@ -88,7 +101,11 @@ final class CrashableConsumer implements Runnable {
     private final String group;
     private final String topic;
     private final int maxPollRecords;
-    private final WatchedStore store;
+    private WatchedStore store;
+    /** In the transactional inbox mode, the store whose views share the consumer's transactions; else null. */
+    private PostgresDedupStore inbox;
+    /** The inbox's view on the current transaction of the consumer's connection. */
+    private volatile DedupStore transactionView;
     private final String table;
     private final HaltPlan plan;
     private final Figures figures;
@@ -135,6 +152,16 @@ final class CrashableConsumer implements Runnable {
         return this;
     }
 
+    /**
+     * The transactional inbox: each poll is one transaction on the consumer's connection, holding the claims, the
+     * effects and the completions; it commits before the offsets, and any failure rolls it all back.
+     */
+    CrashableConsumer inbox(PostgresDedupStore postgres) {
+        this.inbox = postgres;
+        this.store = new WatchedStore(() -> transactionView);
+        return this;
+    }
+
     CrashableConsumer start() {
         thread.start();
         return this;
@@ -166,6 +193,10 @@ final class CrashableConsumer implements Runnable {
         try (Connection db = KafkaTestSupport.postgres();
                 KafkaConsumer<String, String> consumer = KafkaTestSupport.consumer(group, maxPollRecords)) {
             consumer.subscribe(List.of(topic));
+            if (inbox != null) {
+                db.setAutoCommit(false);    // the inbox's transactions, one per poll
+                transactionView = inbox.inTransaction(db);
+            }
             KafkaRecordProcessor<String, String, Void> processor = store == null ? null
                     : KafkaRecordProcessor.builder(consumer, (DedupStore) store, ResultCodec.none())
                             .lease(Duration.ofSeconds(2))
@@ -175,8 +206,8 @@ final class CrashableConsumer implements Runnable {
                             .build();
             while (!stopping) {
                 checkpoint(Point.IDLE);
-                Map<TopicPartition, OffsetAndMetadata> offsets = processor == null
-                        ? naivePoll(consumer, db) : dedupPoll(processor, db);
+                Map<TopicPartition, OffsetAndMetadata> offsets = processor == null ? naivePoll(consumer, db)
+                        : inbox == null ? dedupPoll(processor, db) : inboxPoll(processor, consumer, db);
                 if (offsets.isEmpty()) {
                     continue;
                 }
@@ -190,10 +221,20 @@ final class CrashableConsumer implements Runnable {
         } catch (Halt halted) {
             // Closed above without a commit: what this consumer did not commit goes to the next owner.
         } catch (SQLException | RuntimeException | Error e) {
-            figures.errors.add(e);
+            if (databaseGone(e)) {
+                // Its connection broke (or could not be made) in an outage: the process ends, uncommitted, like a
+                // crash, and the driver starts a new one. Counted, so that a run without an outage can refuse it.
+                figures.databaseLosses.increment();
+            } else {
+                figures.errors.add(e);
+            }
         } finally {
             if (store != null) {
                 figures.refusedCompletions.add(store.refusedCompletions());
+                if (inbox == null) {
+                    // In the inbox an unstored completion rolls its effect back with it: no double.
+                    figures.unstoredCompletions.add(store.unstoredCompletions());
+                }
             }
         }
     }
@@ -204,11 +245,49 @@ final class CrashableConsumer implements Runnable {
             apply(db, record);
             return null;
         });
+        count(result);
+        return result.offsets();
+    }
+
+    private void count(PollResult<String, String, Void> result) {
         for (RecordOutcome<String, String, Void> outcome : result.outcomes()) {
             figures.outcomes.computeIfAbsent(outcome.outcome().getClass().getSimpleName(),
                     type -> new AtomicInteger()).incrementAndGet();
+            if (outcome.outcome() instanceof ProcessingOutcome.Processed && figures.storeBackAt != 0) {
+                figures.firstCompletedAfterOutage.compareAndSet(0, System.nanoTime());
+            }
         }
-        return result.offsets();
+    }
+
+    /**
+     * One poll in one transaction. Commits it when every claimed record completed; otherwise (a store failure, a
+     * completion refused, a deadlock between two inboxes) rolls it back, effects included, and reads every
+     * partition of the poll again from its first record, since nothing of the poll was kept.
+     */
+    private Map<TopicPartition, OffsetAndMetadata> inboxPoll(KafkaRecordProcessor<String, String, Void> processor,
+            KafkaConsumer<String, String> consumer, Connection db) throws SQLException {
+        PollResult<String, String, Void> result = processor.poll(Duration.ofMillis(200), record -> {
+            apply(db, record);
+            return null;
+        });
+        boolean intact = result.outcomes().stream().noneMatch(outcome -> outcome.outcome()
+                instanceof ProcessingOutcome.Failed || outcome.outcome() instanceof ProcessingOutcome.LeaseLost);
+        if (intact) {
+            db.commit();
+            transactionView = inbox.inTransaction(db);  // a view is for one transaction
+            count(result);
+            return result.offsets();
+        }
+        db.rollback();
+        figures.rolledBack.increment();
+        transactionView = inbox.inTransaction(db);
+        Map<TopicPartition, Long> first = new HashMap<>();
+        for (RecordOutcome<String, String, Void> outcome : result.outcomes()) {
+            ConsumerRecord<String, String> record = outcome.record();
+            first.merge(new TopicPartition(record.topic(), record.partition()), record.offset(), Math::min);
+        }
+        first.forEach(consumer::seek);
+        return Map.of();
     }
 
     private Map<TopicPartition, OffsetAndMetadata> naivePoll(KafkaConsumer<String, String> consumer, Connection db)
@@ -230,6 +309,7 @@ final class CrashableConsumer implements Runnable {
         String id = record.value();
         try {
             Thread.sleep(effectPauseMillis);
+            boolean ownTransaction = inbox == null;     // the inbox commits the whole poll, claims included
             db.setAutoCommit(false);
             try (PreparedStatement log = db.prepareStatement("INSERT INTO " + table + "_log (id, consumer)"
                     + " VALUES (?, ?)");
@@ -242,7 +322,9 @@ final class CrashableConsumer implements Runnable {
                 count.setString(1, id);
                 count.executeUpdate();
             }
-            db.commit();
+            if (ownTransaction) {
+                db.commit();
+            }
         } catch (SQLException e) {
             throw new IllegalStateException(name + ": the effect failed", e);
         } catch (InterruptedException e) {
@@ -251,6 +333,17 @@ final class CrashableConsumer implements Runnable {
         }
         handled++;
         checkpoint(Point.AFTER_EFFECT);
+    }
+
+    /** A connection failure (SQLSTATE class 08) or a server shutdown (57P), here or as a cause. */
+    private static boolean databaseGone(Throwable e) {
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+            if (cause instanceof SQLException sql && sql.getSQLState() != null
+                    && (sql.getSQLState().startsWith("08") || sql.getSQLState().startsWith("57P"))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private void checkpoint(Point point) {

@@ -26,7 +26,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
-/** The example of docs/kafka.md runs on the real broker, and the page shows exactly its compiled source. */
+/** The examples of docs/kafka.md run on the real broker, and the page shows exactly their compiled source. */
 class ExampleOnKafkaTest {
     private static final Pattern FENCE = Pattern.compile("(?ms)^```java\\n(.*?)^```$");
     private static final Pattern REGION = Pattern.compile("(?ms)^[ \\t]*// kafka-doc:([\\w-]+)\\n(.*?)^[ \\t]*// end$");
@@ -71,8 +71,8 @@ class ExampleOnKafkaTest {
     void docShowsTheCompiledExample() throws IOException {
         Path root = Path.of("..");
         String doc = Files.readString(root.resolve("docs/kafka.md"));
-        String source = Files.readString(
-                Path.of("src/test/java/dev/dedup/kafka/example/ReservePollLoop.java"));
+        String source = Files.readString(Path.of("src/test/java/dev/dedup/kafka/example/ReservePollLoop.java"))
+                + Files.readString(Path.of("src/test/java/dev/dedup/kafka/example/TransformPipeline.java"));
         List<String> blocks = new ArrayList<>();
         Matcher fence = FENCE.matcher(doc);
         while (fence.find()) {

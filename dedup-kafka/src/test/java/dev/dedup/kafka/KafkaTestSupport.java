@@ -156,6 +156,16 @@ final class KafkaTestSupport {
         return DedupStores.open(postgresJdbcUrl() + "&table=kafka_claims&createSchema=true&namespace=" + namespace);
     }
 
+    /** The test Redis, such as {@code redis://127.0.0.1:16379}. */
+    static java.net.URI redisUrl() {
+        return java.net.URI.create(TestServers.require("Redis 7", "DEDUP_TEST_REDIS_URL", null));
+    }
+
+    /** The Redis store on a namespace of its own, reached at {@code host:port}. */
+    static DedupStore redisStore(String host, int port, String namespace) {
+        return DedupStores.open("redis://" + host + ":" + port + "?namespace=" + namespace);
+    }
+
     static Connection postgres() throws SQLException {
         return DriverManager.getConnection(postgresJdbcUrl());
     }

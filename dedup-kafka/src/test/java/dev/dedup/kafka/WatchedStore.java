@@ -9,18 +9,28 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
 /**
  * Delegates to a real store, counting the calls per operation, and can be killed: from then on every call fails
  * before it reaches the store, as if the consumer's process had died. The delegate is not closed by this wrapper.
+ *
+ * <p>The delegate may change between calls ({@link #WatchedStore(Supplier)}): a transactional inbox hands over a
+ * view of the store on the consumer's current transaction.
  */
 final class WatchedStore implements DedupStore {
-    private final DedupStore delegate;
+    private final Supplier<DedupStore> delegate;
     private final Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
     private final AtomicInteger refusedCompletions = new AtomicInteger();
+    private final AtomicInteger unstoredCompletions = new AtomicInteger();
     private volatile boolean killed;
 
     WatchedStore(DedupStore delegate) {
+        this(() -> delegate);
+    }
+
+    /** @param delegate the store to call now, asked again on every call */
+    WatchedStore(Supplier<DedupStore> delegate) {
         this.delegate = delegate;
     }
 
@@ -39,6 +49,14 @@ final class WatchedStore implements DedupStore {
         return refusedCompletions.get();
     }
 
+    /**
+     * Completions that reached the store but were not stored there: it failed (an outage) or refused (the lease had
+     * lapsed). The handler's effect happened without its completion, as after a crash between the two.
+     */
+    int unstoredCompletions() {
+        return unstoredCompletions.get();
+    }
+
     private void enter(String operation) {
         if (killed) {
             if (operation.equals("complete")) {
@@ -51,43 +69,52 @@ final class WatchedStore implements DedupStore {
 
     @Override
     public String namespace() {
-        return delegate.namespace();
+        return delegate.get().namespace();
     }
 
     @Override
     public ClaimResult claim(String key, Duration lease) {
         enter("claim");
-        return delegate.claim(key, lease);
+        return delegate.get().claim(key, lease);
     }
 
     @Override
     public List<ClaimResult> claimAll(List<String> keys, Duration lease) {
         enter("claimAll");
-        return delegate.claimAll(keys, lease);
+        return delegate.get().claimAll(keys, lease);
     }
 
     @Override
     public boolean complete(Claim claim, Duration retention, byte[] result) {
         enter("complete");
-        return delegate.complete(claim, retention, result);
+        try {
+            boolean stored = delegate.get().complete(claim, retention, result);
+            if (!stored) {
+                unstoredCompletions.incrementAndGet();
+            }
+            return stored;
+        } catch (RuntimeException e) {
+            unstoredCompletions.incrementAndGet();
+            throw e;
+        }
     }
 
     @Override
     public boolean fail(Claim claim, Duration retention, byte[] error) {
         enter("fail");
-        return delegate.fail(claim, retention, error);
+        return delegate.get().fail(claim, retention, error);
     }
 
     @Override
     public boolean release(Claim claim) {
         enter("release");
-        return delegate.release(claim);
+        return delegate.get().release(claim);
     }
 
     @Override
     public boolean extend(Claim claim, Duration lease) {
         enter("extend");
-        return delegate.extend(claim, lease);
+        return delegate.get().extend(claim, lease);
     }
 
     @Override

@@ -50,7 +50,7 @@ public final class MongoDedupStoreProvider implements DedupStoreProvider {
     private static final UriParameters PARAMETERS = UriParameters.builder()
             .text("database", null)
             .text("collection", MongoDedupStore.DEFAULT_COLLECTION)
-            .duration("timeout", DEFAULT_TIMEOUT, Duration.ofMillis(1), Duration.ofMinutes(10))
+            .duration("timeout", DEFAULT_TIMEOUT, Duration.ofMillis(10), Duration.ofMinutes(5))
             .bool("createIndexes", false)
             .driver(DRIVER_PARAMETERS.toArray(String[]::new))
             .driverIgnoresCase()

@@ -50,20 +50,21 @@ public abstract class AbstractDedupStore implements DedupStore {
 
     @Override
     public final boolean complete(Claim claim, Duration retention, byte[] result) {
-        checkOpen();
-        checkClaim(claim);
-        DedupLimits.checkDuration("retention", retention);
-        DedupLimits.checkResult(result);
-        return doFinish(claim, RecordState.COMPLETED, retention, result == null ? null : result.clone());
+        return finish(claim, RecordState.COMPLETED, retention, result);
     }
 
     @Override
     public final boolean fail(Claim claim, Duration retention, byte[] error) {
+        return finish(claim, RecordState.FAILED, retention, error);
+    }
+
+    /** complete and fail differ only in the state they end the record in: one set of checks for both. */
+    private boolean finish(Claim claim, RecordState outcome, Duration retention, byte[] payload) {
         checkOpen();
         checkClaim(claim);
         DedupLimits.checkDuration("retention", retention);
-        DedupLimits.checkResult(error);
-        return doFinish(claim, RecordState.FAILED, retention, error == null ? null : error.clone());
+        DedupLimits.checkResult(payload);
+        return doFinish(claim, outcome, retention, payload == null ? null : payload.clone());
     }
 
     @Override

@@ -5,6 +5,7 @@ import dev.dedup.ClaimResult;
 import dev.dedup.DedupStore;
 import dev.dedup.DedupStoreException;
 import dev.dedup.Duplicate;
+import dev.dedup.RecordState;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
@@ -12,9 +13,14 @@ import io.micrometer.core.instrument.Timer;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
@@ -36,6 +42,10 @@ public final class MeteredDedupStore implements DedupStore {
     private final String storeName;
     private final Tags tags;
     private final ObservationRegistry observations;
+    /** Built once: a claim only increments, it never looks a meter up. */
+    private final Map<String, Counter> claimCounters = new HashMap<>();
+    /** One timer per (operation, outcome), registered on first use, then only looked up in this map. */
+    private final ConcurrentMap<String, Timer> timers = new ConcurrentHashMap<>();
 
     private MeteredDedupStore(DedupStore store, MeterRegistry registry, String storeName,
             ObservationRegistry observations) {
@@ -44,6 +54,26 @@ public final class MeteredDedupStore implements DedupStore {
         this.storeName = storeName;
         this.tags = Tags.of("store", storeName, "namespace", store.namespace());
         this.observations = observations;
+        claimCounters.put("claimed", claimCounter("claimed"));
+        for (RecordState state : RecordState.values()) {
+            String result = "duplicate_" + state.name().toLowerCase(Locale.ROOT);
+            claimCounters.put(state.name(), claimCounter(result));
+        }
+    }
+
+    private Counter claimCounter(String result) {
+        return Counter.builder("dedup.claims")
+                .description("Claims by result: won, or a duplicate of a record in progress, completed or failed")
+                .tags(tags).tag("result", result)
+                .register(registry);
+    }
+
+    private Timer timer(String operation, String outcome) {
+        return timers.computeIfAbsent(operation + '/' + outcome, id -> Timer.builder("dedup.store.calls")
+                .description("Calls to the dedup store, by operation and outcome")
+                .tags(tags).tag("operation", operation).tag("outcome", outcome)
+                .publishPercentileHistogram()
+                .register(registry));
     }
 
     /**
@@ -167,23 +197,11 @@ public final class MeteredDedupStore implements DedupStore {
             outcome = e.isRetryable() ? "error_retryable" : "error_permanent";
             throw e;
         } finally {
-            Timer.builder("dedup.store.calls")
-                    .description("Calls to the dedup store, by operation and outcome")
-                    .tags(tags).tag("operation", operation).tag("outcome", outcome)
-                    .publishPercentileHistogram()
-                    .register(registry)
-                    .record(System.nanoTime() - started, java.util.concurrent.TimeUnit.NANOSECONDS);
+            timer(operation, outcome).record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
         }
     }
 
     private void countClaim(ClaimResult result) {
-        String value = result instanceof Duplicate duplicate
-                ? "duplicate_" + duplicate.state().name().toLowerCase(Locale.ROOT)
-                : "claimed";
-        Counter.builder("dedup.claims")
-                .description("Claims by result: won, or a duplicate of a record in progress, completed or failed")
-                .tags(tags).tag("result", value)
-                .register(registry)
-                .increment();
+        claimCounters.get(result instanceof Duplicate duplicate ? duplicate.state().name() : "claimed").increment();
     }
 }

@@ -5,6 +5,8 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
 import java.util.function.Consumer;
 
 /**
@@ -16,6 +18,8 @@ import java.util.function.Consumer;
 public final class OutcomeMetrics implements Consumer<ProcessingOutcome<?>> {
     private final MeterRegistry registry;
     private final Tags tags;
+    /** One counter per outcome name, registered on first use, then only looked up here. */
+    private final ConcurrentMap<String, Counter> counters = new ConcurrentHashMap<>();
 
     private OutcomeMetrics(MeterRegistry registry, Tags tags) {
         this.registry = registry;
@@ -36,10 +40,10 @@ public final class OutcomeMetrics implements Consumer<ProcessingOutcome<?>> {
 
     @Override
     public void accept(ProcessingOutcome<?> outcome) {
-        Counter.builder("dedup.outcomes")
+        counters.computeIfAbsent(nameOf(outcome), name -> Counter.builder("dedup.outcomes")
                 .description("Deliveries processed by an idempotent consumer, by outcome")
-                .tags(tags).tag("outcome", nameOf(outcome))
-                .register(registry)
+                .tags(tags).tag("outcome", name)
+                .register(registry))
                 .increment();
     }
 

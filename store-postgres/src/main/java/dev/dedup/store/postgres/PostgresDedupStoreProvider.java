@@ -85,7 +85,7 @@ public final class PostgresDedupStoreProvider implements DedupStoreProvider {
             }
             return store;
         } catch (RuntimeException e) {
-            dataSource.close();
+            closeInBackground(dataSource);
             throw e;
         }
     }
@@ -111,5 +111,16 @@ public final class PostgresDedupStoreProvider implements DedupStoreProvider {
             }
         }
         pool.setJdbcUrl("jdbc:postgresql://" + hosts + "/" + uri.path().orElse(""));
+    }
+
+    /**
+     * Closes a pool whose store failed to open without making the caller wait: HikariCP's shutdown waits up to the
+     * login timeout for a connect still in flight (a server that accepts and never answers), which would double the
+     * time to report the failure.
+     */
+    private static void closeInBackground(HikariDataSource dataSource) {
+        Thread closer = new Thread(dataSource::close, "dedup-close-failed-pool");
+        closer.setDaemon(true);
+        closer.start();
     }
 }

@@ -38,10 +38,36 @@ final class PostgresSchema {
         COLUMNS.put("completed_at", "timestamp with time zone");
     }
 
+    /** The advisory lock that serialises schema creation per table, across processes. */
+    private static final String SCHEMA_LOCK = "dedup-schema:";
+
     private PostgresSchema() {}
 
     static PostgresSchemaReport create(Connection connection, PostgresTable table, DataSource cronDatabase)
             throws SQLException {
+        // Replicas that start together all create the schema: without the lock, PostgreSQL refuses the concurrent
+        // CREATE OR REPLACE PROCEDURE with "tuple concurrently updated", and one replica fails to start.
+        try (PreparedStatement lock = connection.prepareStatement("SELECT pg_advisory_lock(hashtext(?))")) {
+            lock.setString(1, SCHEMA_LOCK + table.display());
+            lock.execute();
+        }
+        try {
+            return createLocked(connection, table, cronDatabase);
+        } finally {
+            if (!connection.getAutoCommit()) {
+                connection.rollback();      // after a failure: an aborted transaction would refuse the unlock
+            }
+            // A session lock: released here, or by the server when the connection ends.
+            try (PreparedStatement unlock = connection.prepareStatement("SELECT pg_advisory_unlock(hashtext(?))")) {
+                unlock.setString(1, SCHEMA_LOCK + table.display());
+                unlock.execute();
+            }
+            commitIfNeeded(connection);
+        }
+    }
+
+    private static PostgresSchemaReport createLocked(Connection connection, PostgresTable table,
+            DataSource cronDatabase) throws SQLException {
         try (Statement statement = connection.createStatement()) {
             // An unqualified table found elsewhere on the search_path is the one the statements use: keep it.
             if (columns(connection, table).isEmpty()) {

@@ -124,6 +124,39 @@ class PostgresSchemaTest {
     }
 
     @Test
+    @DisplayName("replicas starting together: eight createSchema(true) at once on a fresh table all succeed, one job")
+    void concurrentCreateSchema() throws Exception {
+        String table = freshTable();
+        int replicas = 8;
+        java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(replicas);
+        List<java.util.concurrent.Future<PostgresSchemaReport>> reports = new ArrayList<>();
+        java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newFixedThreadPool(replicas);
+        // Each replica on a pool of its own, as separate processes would be.
+        List<HikariDataSource> pools = new ArrayList<>();
+        try {
+            for (int i = 0; i < replicas; i++) {
+                HikariDataSource own = PostgresTestSupport.pool(1);
+                pools.add(own);
+                reports.add(threads.submit(() -> {
+                    PostgresDedupStore store = PostgresDedupStore.builder(own).table(table).validateSchema(false)
+                            .build();
+                    start.await();
+                    return store.createSchema();
+                }));
+            }
+            for (java.util.concurrent.Future<PostgresSchemaReport> report : reports) {
+                assertThat(report.get(60, java.util.concurrent.TimeUnit.SECONDS).cronScheduled()).isTrue();
+            }
+        } finally {
+            threads.shutdownNow();
+            pools.forEach(HikariDataSource::close);
+        }
+        assertThat(rows("SELECT count(*) FROM cron.job WHERE jobname = 'dedup-purge:dedup." + table + "'"))
+                .containsExactly(List.of("1"));
+        PostgresDedupStore.builder(pool).table(table).build().dropSchema();
+    }
+
+    @Test
     @DisplayName("dropSchema removes the table, the purge procedure and the pg_cron job, and may run twice")
     void dropSchemaRemovesEverything() throws SQLException {
         String table = freshTable();

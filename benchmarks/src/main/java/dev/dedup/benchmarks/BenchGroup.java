@@ -14,7 +14,7 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * two halves of a ratio are measured minutes apart at most), at one thread count. The thread count is a JMH run
  * option, not a parameter, hence one run per count.
  */
-record BenchGroup(BenchStore store, int threads, Operation operation, List<Integer> tableSizes) {
+record BenchGroup(BenchStore store, int threads, Operation operation, List<Integer> tableSizes) implements JmhRun {
 
     /** Every store in catalogue order; for each, every thread count of the profile; for each, every operation. */
     static List<BenchGroup> plan(Profile profile, List<BenchStore> stores) {
@@ -30,11 +30,13 @@ record BenchGroup(BenchStore store, int threads, Operation operation, List<Integ
         return groups;
     }
 
-    int benchmarks() {
+    @Override
+    public int benchmarks() {
         return (store.hasBaseline() ? 2 : 1) * tableSizes.size();
     }
 
-    String describe() {
+    @Override
+    public String describe() {
         String sides = store.hasBaseline() ? "store + raw baseline" : "store only, the floor";
         String sizes = store.prefillable() ? ", tables with " + Profile.tableSizes(tableSizes) + " pre-filled rows"
                 : "";
@@ -42,7 +44,8 @@ record BenchGroup(BenchStore store, int threads, Operation operation, List<Integ
                 + " (" + sides + sizes + ")";
     }
 
-    Options options(Profile profile) {
+    @Override
+    public Options options(Profile profile) {
         ChainedOptionsBuilder options = new OptionsBuilder()
                 .include(method(StoreBenchmark.class))
                 .param("store", store.param())

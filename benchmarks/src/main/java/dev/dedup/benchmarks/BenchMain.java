@@ -1,6 +1,7 @@
 package dev.dedup.benchmarks;
 
 import dev.dedup.benchmarks.fixture.BenchStore;
+import dev.dedup.benchmarks.fixture.KafkaFixture;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -9,6 +10,7 @@ import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
 import org.openjdk.jmh.runner.RunnerException;
@@ -19,7 +21,11 @@ import org.openjdk.jmh.runner.RunnerException;
  *
  * <pre>
  * java -jar benchmarks/target/dedup-benchmarks.jar [--quick] [--out DIR] [--stores a,b] [--threads 1,4] [--plan]
+ *     [--no-kafka | --kafka-only]
  * </pre>
+ *
+ * <p>After the store groups comes the Kafka adapter's run ({@link KafkaGroup}), when Redis or PostgreSQL is among the
+ * stores; it needs the harness's Kafka broker, and stops the runner at once, before any group, when none answers.
  */
 public final class BenchMain {
     private BenchMain() {}
@@ -37,10 +43,22 @@ public final class BenchMain {
             System.out.println(Arguments.USAGE);
             return;
         }
-        for (BenchStore store : arguments.stores()) {
+        List<BenchStore> used = arguments.kafka() == Kafka.ONLY
+                ? KafkaGroup.STORES.stream().filter(arguments.stores()::contains).toList() : arguments.stores();
+        for (BenchStore store : used) {
             if (!store.serverConfigured() && !arguments.planOnly()) {
                 System.err.println("[bench] " + store.param() + " needs " + store.serverVariable() + ": run"
                         + " scripts/bench.sh, or eval \"$(bash scripts/test-servers.sh up)\" first");
+                System.exit(2);
+            }
+        }
+        if (arguments.kafkaGroup().isPresent() && !arguments.planOnly()) {
+            Optional<String> unreachable = KafkaFixture.unreachable();
+            if (unreachable.isPresent()) {
+                System.err.println("[bench] the Kafka benchmark needs a broker at " + KafkaFixture.bootstrap() + " ("
+                        + KafkaFixture.VARIABLE + ", default " + KafkaFixture.HARNESS_DEFAULT + "), but it did not"
+                        + " answer: " + unreachable.get() + ". Run scripts/bench.sh, or eval \"$(bash"
+                        + " scripts/test-servers.sh up)\" first; --no-kafka skips it");
                 System.exit(2);
             }
         }
@@ -49,8 +67,12 @@ public final class BenchMain {
 
     private static int run(Arguments arguments) throws IOException {
         Profile profile = arguments.profile();
-        List<BenchGroup> groups = BenchGroup.plan(profile, arguments.stores());
-        int total = groups.stream().mapToInt(BenchGroup::benchmarks).sum();
+        List<JmhRun> groups = new ArrayList<>();
+        if (arguments.kafka() != Kafka.ONLY) {
+            groups.addAll(BenchGroup.plan(profile, arguments.stores()));
+        }
+        arguments.kafkaGroup().ifPresent(groups::add);
+        int total = groups.stream().mapToInt(JmhRun::benchmarks).sum();
         long started = System.nanoTime();
         System.out.println("[bench] profile " + profile.describe());
         System.out.println("[bench] " + groups.size() + " groups, " + total + " benchmarks, about "
@@ -69,7 +91,7 @@ public final class BenchMain {
         String failure = null;
         int done = 0;
         for (int i = 0; i < groups.size(); i++) {
-            BenchGroup group = groups.get(i);
+            JmhRun group = groups.get(i);
             Duration elapsed = Duration.ofNanos(System.nanoTime() - started);
             System.out.printf("%n[bench] ==== group %d/%d: %s -- %d benchmark%s; elapsed %s, about %s left%n%n",
                     i + 1, groups.size(), group.describe(), group.benchmarks(), group.benchmarks() == 1 ? "" : "s",
@@ -96,8 +118,12 @@ public final class BenchMain {
         return seconds < 60 ? seconds + "s" : seconds / 60 + "m" + String.format("%02d", seconds % 60) + "s";
     }
 
+    /** Whether the Kafka adapter's run comes after the store groups, is skipped, or runs alone. */
+    enum Kafka { INCLUDE, SKIP, ONLY }
+
     /** The command line. */
-    record Arguments(Profile profile, Path out, List<BenchStore> stores, boolean planOnly, boolean help) {
+    record Arguments(Profile profile, Path out, List<BenchStore> stores, boolean planOnly, boolean help,
+            Kafka kafka) {
         static final String USAGE = """
                 usage: java -jar dedup-benchmarks.jar [options]
                   --quick                 the quick profile (smoke test); default is the full profile
@@ -106,8 +132,17 @@ public final class BenchMain {
                   --stores a,b            only these stores: memory, postgres, redis, redis-cluster, mongo
                   --threads 1,4           only these thread counts
                   --plan                  print the groups and the time estimate, run nothing
+                  --no-kafka              skip the Kafka adapter's run (it follows the store groups
+                                          when postgres or redis is among the stores)
+                  --kafka-only            only the Kafka adapter's run
                 Server URLs come from the environment (DEDUP_TEST_POSTGRES_URL, DEDUP_TEST_REDIS_URL,
-                DEDUP_TEST_REDIS_CLUSTER_URL): scripts/bench.sh sets them from scripts/test-servers.sh.""";
+                DEDUP_TEST_REDIS_CLUSTER_URL, DEDUP_TEST_KAFKA_BOOTSTRAP, default 127.0.0.1:19092):
+                scripts/bench.sh sets them from scripts/test-servers.sh.""";
+
+        /** The Kafka adapter's run, unless skipped or no store it uses is selected. */
+        Optional<KafkaGroup> kafkaGroup() {
+            return kafka == Kafka.SKIP ? Optional.empty() : KafkaGroup.plan(stores);
+        }
 
         static Arguments parse(String[] args) {
             Profile profile = Profile.FULL;
@@ -116,6 +151,7 @@ public final class BenchMain {
             List<Integer> threads = null;
             boolean planOnly = false;
             boolean help = false;
+            Kafka kafka = Kafka.INCLUDE;
             for (int i = 0; i < args.length; i++) {
                 switch (args[i]) {
                     case "--quick" -> profile = Profile.QUICK;
@@ -126,6 +162,8 @@ public final class BenchMain {
                     case "--threads" -> threads = Arrays.stream(value(args, ++i).split(",")).map(String::trim)
                             .map(Integer::valueOf).toList();
                     case "--plan" -> planOnly = true;
+                    case "--no-kafka" -> kafka = Kafka.SKIP;
+                    case "--kafka-only" -> kafka = Kafka.ONLY;
                     case "-h", "--help" -> help = true;
                     default -> throw new IllegalArgumentException("unknown option " + args[i]);
                 }
@@ -137,7 +175,10 @@ public final class BenchMain {
                 String stamp = LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"));
                 out = Path.of("benchmarks", "results", stamp + (profile == Profile.QUICK ? "-quick" : ""));
             }
-            return new Arguments(profile, out, stores, planOnly, help);
+            if (kafka == Kafka.ONLY && KafkaGroup.plan(stores).isEmpty()) {
+                throw new IllegalArgumentException("--kafka-only needs redis or postgres among the stores");
+            }
+            return new Arguments(profile, out, stores, planOnly, help, kafka);
         }
 
         private static String value(String[] args, int index) {

@@ -1,6 +1,8 @@
 package dev.dedup.benchmarks;
 
 import dev.dedup.benchmarks.fixture.BenchStore;
+import dev.dedup.benchmarks.report.KafkaMeasurement;
+import dev.dedup.benchmarks.report.KafkaReport;
 import dev.dedup.benchmarks.report.MarkdownReport;
 import dev.dedup.benchmarks.report.Machine;
 import dev.dedup.benchmarks.report.Measurement;
@@ -20,7 +22,10 @@ import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.results.format.ResultFormatFactory;
 import org.openjdk.jmh.results.format.ResultFormatType;
 
-/** Writes a run's three files: results.json with JMH's own JSON writer, then results.md and results.svg. */
+/**
+ * Writes a run's three files: results.json with JMH's own JSON writer, then results.md (the stores, then the Kafka
+ * adapter's section) and results.svg (the stores).
+ */
 final class ResultsWriter {
     private ResultsWriter() {}
 
@@ -32,14 +37,18 @@ final class ResultsWriter {
             ResultFormatFactory.getInstance(ResultFormatType.JSON, json).writeOut(results);
         }
 
-        List<Measurement> measurements = results.stream().map(Measurement::of).toList();
+        List<Measurement> measurements = results.stream().filter(result -> !KafkaMeasurement.isKafka(result))
+                .map(Measurement::of).toList();
+        List<KafkaMeasurement> kafka = results.stream().filter(KafkaMeasurement::isKafka)
+                .map(KafkaMeasurement::of).toList();
         List<String> storeOrder = stores.stream().map(BenchStore::param).toList();
         List<Row> rows = Row.pair(measurements, storeOrder);
         ReportContext context = new ReportContext(
                 "dedup benchmarks, " + ZonedDateTime.now().format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm z"))
                         + ", " + profile.name() + " profile",
                 profile.describe(), Machine.describe(), notes(stores, failure), profile == Profile.QUICK);
-        Files.writeString(directory.resolve("results.md"), MarkdownReport.render(rows, context));
+        Files.writeString(directory.resolve("results.md"), MarkdownReport.render(rows, context)
+                + KafkaReport.render(kafka, profile == Profile.QUICK));
         Files.writeString(directory.resolve("results.svg"), SvgChart.render(rows, context));
     }
 

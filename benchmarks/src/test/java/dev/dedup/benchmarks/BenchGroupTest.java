@@ -44,4 +44,28 @@ class BenchGroupTest {
         assertThat(BenchMain.Arguments.parse(new String[] {"--quick", "--stores", "redis", "--threads", "2"})
                 .profile().threads()).containsExactly(2);
     }
+
+    @Test
+    void kafkaRunsTheNoDedupLoopThenEachSelectedStoresTwoLoopsOnOneThread() {
+        KafkaGroup all = KafkaGroup.plan(List.of(BenchStore.values())).orElseThrow();
+        assertThat(all.loops()).containsExactly("no-dedup", "adapter-redis", "per-record-redis", "adapter-postgres",
+                "per-record-postgres");
+        assertThat(KafkaGroup.plan(List.of(BenchStore.POSTGRES)).orElseThrow().loops())
+                .containsExactly("no-dedup", "adapter-postgres", "per-record-postgres");
+        assertThat(KafkaGroup.plan(List.of(BenchStore.MEMORY, BenchStore.MONGO))).isEmpty();
+
+        var options = all.options(Profile.QUICK);
+        assertThat(options.getIncludes()).containsExactly("^dev\\.dedup\\.benchmarks\\.KafkaBenchmark\\.poll$");
+        assertThat(options.getParameter("loop").get()).hasSize(5);
+        assertThat(options.getThreads().get()).isEqualTo(1);
+    }
+
+    @Test
+    void kafkaFollowsTheStoreGroupsUnlessSkippedAndCanRunAlone() {
+        assertThat(BenchMain.Arguments.parse(new String[] {"--quick"}).kafkaGroup()).isPresent();
+        assertThat(BenchMain.Arguments.parse(new String[] {"--quick", "--no-kafka"}).kafkaGroup()).isEmpty();
+        assertThat(BenchMain.Arguments.parse(new String[] {"--stores", "memory"}).kafkaGroup()).isEmpty();
+        assertThat(BenchMain.Arguments.parse(new String[] {"--kafka-only"}).kafka())
+                .isEqualTo(BenchMain.Kafka.ONLY);
+    }
 }

@@ -788,6 +788,10 @@ group.initial.rebalance.delay.ms=0
 # A restart after a crash waits for the old broker's session; shorter than the 9 s default.
 broker.session.timeout.ms=4000
 broker.heartbeat.interval.ms=1000
+# Lower bounds only (the defaults stay): a chaos test sets a short session on its own group, so that a consumer
+# killed with SIGKILL gives its partitions up within about 2 s instead of 45 s.
+group.consumer.min.session.timeout.ms=1000
+group.consumer.min.heartbeat.interval.ms=250
 PROPERTIES
   cat > "$KAFKA_DIR/log4j2.properties" <<'PROPERTIES'
 rootLogger.level=INFO

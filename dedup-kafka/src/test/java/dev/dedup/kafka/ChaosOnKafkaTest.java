@@ -4,240 +4,288 @@ import static dev.dedup.kafka.KafkaTestSupport.createTopic;
 import static dev.dedup.kafka.KafkaTestSupport.unique;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.dedup.DedupStore;
-import dev.dedup.kafka.CrashableConsumer.Figures;
-import dev.dedup.kafka.CrashableConsumer.Point;
-import dev.dedup.store.postgres.PostgresDedupStore;
+import dev.dedup.kafka.ChaosConsumerMain.Slot;
 import dev.dedup.tck.FaultProxy;
 import dev.dedup.tck.ServerOutages;
+import dev.dedup.tck.chaos.ConsumerProcess;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
+import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * Chaos on the real broker and servers, sized for two cores: 1,000 messages with unique ids, 10% published twice,
- * three consumers in one group; a driver crashes a random consumer every 1-2 s (no completion, no commit from then
- * on) and starts a new one, and consumers also halt themselves at chosen points. Every record's effect is an
- * increment plus an effect-log row in PostgreSQL. Asserted, per store: nothing lost; with the PostgreSQL inbox
- * (claim, effect and completion in one transaction) nothing doubled; with a store outside the effect's transaction
- * at most one double per crash between effect and completion; the same with the store gone for 5 s (Redis cut off
- * at a proxy; PostgreSQL stopped, under the inbox), with processing back within 5 s of its return; the naive
- * consumer, the control, doubles.
+ * Chaos on the real broker and servers with real processes: 10,000 reserve messages with unique ids, 10% published
+ * twice, three consumer processes ({@link ChaosConsumerMain}) in one group; the driver SIGKILLs a random consumer
+ * every 1-2 s (after freezing it to read where it stood) and starts a new one, and consumers also halt themselves at
+ * chosen points, counting where. Every record's effect is an increment plus an effect-log row in PostgreSQL.
+ * Asserted, per store: nothing lost; with the PostgreSQL inbox (claim, effect and completion in one transaction)
+ * nothing doubled; with a store outside the effect's transaction at most one double per death between effect and
+ * completion; the same with the store gone for 5 s (Redis cut off at a proxy; PostgreSQL stopped, under the inbox),
+ * with processing back within 5 s of its return; the naive consumer, the control, doubles.
  */
 class ChaosOnKafkaTest {
-    private static final int MESSAGES = 1_000;
+    private static final int MESSAGES = 10_000;
+    /** The outage runs are shorter: what they show is the 5 s without the store, not the kills. */
+    private static final int OUTAGE_MESSAGES = 3_000;
     private static final int PARTITIONS = 3;
     private static final int CONSUMERS = 3;
     /** Chance of a self-halt before and after each effect. */
-    private static final double SELF_HALT = 0.002;
+    private static final double HALT = 0.0005;
     /** Chance of a self-halt after a poll's completions, before its commit. */
-    private static final double SELF_HALT_AFTER_COMPLETION = 0.05;
-    private static final long RUN_LIMIT_MILLIS = 80_000;
-    /** A slow downstream, so that a run lasts long enough for crashes to land inside batches, not only between. */
-    private static final long EFFECT_PAUSE_MILLIS = 8;
-
+    private static final double HALT_AFTER_COMPLETION = 0.02;
+    private static final long RUN_LIMIT_MILLIS = 300_000;
     /** How long the store is gone in the outage runs. */
     private static final long OUTAGE_MILLIS = 5_000;
 
-    /** The stores of the runs. */
-    enum Store {
-        POSTGRES_INBOX, POSTGRES, REDIS;
+    /** How the consumers process records; NAIVE is the control, without dedup. */
+    enum Mode { POSTGRES_INBOX, POSTGRES, REDIS, NAIVE }
 
-        DedupStore open() {
-            String namespace = "kafka-chaos-" + unique();
-            if (this == REDIS) {
-                java.net.URI redis = KafkaTestSupport.redisUrl();
-                return KafkaTestSupport.redisStore(redis.getHost(), redis.getPort(), namespace);
-            }
-            return KafkaTestSupport.postgresStore(namespace);
+    /** How the store goes away and comes back. */
+    record Outage(Runnable down, Runnable up) {}
+
+    record Run(String label, int messages, int published, long deliveries, int kills, Map<Long, Integer> killsByPhase,
+            Map<Slot, Long> counters, int lost, int doubled, int applications, long millis, boolean drained,
+            long recoveryMillis) {
+        long count(Slot slot) {
+            return counters.getOrDefault(slot, 0L);
+        }
+
+        /** Deaths and unstored completions that left an effect without its completion: the documented limit. */
+        long betweenEffectAndCompletion() {
+            return killsByPhase.getOrDefault(ChaosConsumerMain.EFFECT_TO_COMPLETION, 0)
+                    + count(Slot.HALT_AFTER_EFFECT) + count(Slot.LEASE_LOST);
+        }
+
+        @Override
+        public String toString() {
+            return String.format("chaos %s: %d messages (%d records), %d deliveries, %d SIGKILLs (by phase %s),"
+                            + " self-halts before effect %d / after effect %d / after completion %d;"
+                            + " %d deaths between effect and completion; lost %d, doubled %d, applications %d;"
+                            + " outcomes processed %d, already processed %d, in progress elsewhere %d, failed %d,"
+                            + " lease lost %d; inbox polls rolled back %d; reconnects to PostgreSQL %d; starts that waited for a"
+                            + " server %d; deaths of the Kafka client's race %d; recovery after outage %d ms; %.1f s",
+                    label, messages, published, deliveries, kills, phases(killsByPhase), count(Slot.HALT_BEFORE_EFFECT),
+                    count(Slot.HALT_AFTER_EFFECT), count(Slot.HALT_AFTER_COMPLETION), betweenEffectAndCompletion(),
+                    lost, doubled, applications, count(Slot.PROCESSED), count(Slot.ALREADY_PROCESSED),
+                    count(Slot.IN_PROGRESS_ELSEWHERE), count(Slot.FAILED), count(Slot.LEASE_LOST),
+                    count(Slot.ROLLED_BACK), count(Slot.RECONNECTS), count(Slot.WAITS_AT_START),
+                    count(Slot.CLIENT_RACES), recoveryMillis, millis / 1000.0);
         }
     }
 
-    /** What the consumers run on: a store (null for the naive control), as an inbox or not, and an outage or null. */
-    record Setup(DedupStore store, boolean inbox, Outage outage) {}
-
-    /** How the store goes away and comes back; {@code database}: the effects' PostgreSQL goes away with it. */
-    record Outage(Runnable down, Runnable up, boolean database) {}
-
-    record Run(int published, long deliveries, int crashes, Map<Point, Integer> halts, long betweenEffectAndCompletion,
-            int lost, int doubled, int applications, Map<String, Integer> outcomes, long deadLetters, long millis,
-            boolean drained, long rolledBack, long databaseLosses, long recoveryMillis) {}
-
     @ParameterizedTest(name = "{0}")
-    @EnumSource(Store.class)
-    @DisplayName("per store: 0 lost; inbox 0 doubled, others doubled <= crashes between effect and completion")
-    void dedupUnderCrashes(Store kind) throws Exception {
-        try (DedupStore store = kind.open()) {
-            Run run = run(new Setup(store, kind == Store.POSTGRES_INBOX, null), 7);
-            print("dedup (" + kind + ")", run);
-            assertDedup(run, kind == Store.POSTGRES_INBOX);
-        }
+    @EnumSource(value = Mode.class, names = {"POSTGRES_INBOX", "POSTGRES", "REDIS"})
+    @DisplayName("per store: 0 lost; inbox 0 doubled, others doubled <= deaths between effect and completion")
+    void dedupUnderKills(Mode mode) throws Exception {
+        Run run = run(mode.toString(), MESSAGES, mode, redisAddress(), null, 7);
+        System.out.println(run);
+        assertDedup(run, mode == Mode.POSTGRES_INBOX);
+        assertThat(run.count(Slot.RECONNECTS)).as("consumers that lost PostgreSQL").isZero();
+    }
+
+    @Test
+    @DisplayName("the control, a naive consumer under the same kills: 0 lost, but it doubles")
+    void naiveConsumerDoubles() throws Exception {
+        Run run = run("NAIVE (no dedup)", MESSAGES, Mode.NAIVE, redisAddress(), null, 7);
+        System.out.println(run);
+        assertThat(run.drained()).isTrue();
+        assertThat(run.lost()).isZero();
+        assertThat(run.doubled()).as("at least every message published twice").isGreaterThanOrEqualTo(MESSAGES / 10);
     }
 
     @Test
     @DisplayName("Redis unreachable for 5 s mid-run: 0 lost, doubled within the limit, processing back within 5 s")
-    void storeOutage() throws Exception {
-        java.net.URI redis = KafkaTestSupport.redisUrl();
+    void redisOutage() throws Exception {
+        URI redis = KafkaTestSupport.redisUrl();
         // At the network, not by stopping the server: the test Redis runs without persistence, and a restart would
         // forget every claim (the documented limit of Redis without AOF), which is not an outage.
-        try (FaultProxy proxy = FaultProxy.start(redis.getHost(), redis.getPort());
-                DedupStore store = KafkaTestSupport.redisStore(proxy.host(), proxy.port(), "kafka-chaos-" + unique())) {
+        try (FaultProxy proxy = FaultProxy.start(redis.getHost(), redis.getPort())) {
             Outage outage = new Outage(() -> {
                 proxy.refuseConnections(true);
                 proxy.cutConnections();
-            }, proxy::heal, false);
-            Run run = run(new Setup(store, false, outage), 11);
-            print("dedup (REDIS, 5 s outage)", run);
+            }, proxy::heal);
+            Run run = run("REDIS, 5 s outage", OUTAGE_MESSAGES, Mode.REDIS, proxy.host() + ":" + proxy.port(), outage,
+                    11);
+            System.out.println(run);
             assertDedup(run, false);
-            assertThat(run.outcomes().getOrDefault("Failed", 0) + run.outcomes().getOrDefault("LeaseLost", 0))
-                    .as("store calls the outage failed").isPositive();
-            assertThat(run.recoveryMillis()).as("ms from the server's return to the next completed record")
-                    .isBetween(0L, 5_000L);
+            assertThat(run.count(Slot.FAILED) + run.count(Slot.LEASE_LOST)).as("store calls the outage failed")
+                    .isPositive();
+            assertThat(run.recoveryMillis()).as("ms from the server's return to the next effect").isBetween(0L, 5_000L);
         }
     }
 
     @Test
     @DisplayName("PostgreSQL stopped for 5 s mid-run under the inbox: 0 lost, 0 doubled, processing back within 5 s")
     void inboxUnderPostgresOutage() throws Exception {
-        try (DedupStore store = Store.POSTGRES_INBOX.open()) {
-            // The effects live in the same server: the whole step stops, and each consumer whose connection broke
-            // ends like a crashed process, its open transaction rolled back with the server.
-            Outage outage = new Outage(() -> ServerOutages.pause("postgres"), () -> ServerOutages.resume("postgres"),
-                    true);
-            Run run = run(new Setup(store, true, outage), 13);
-            print("dedup (POSTGRES_INBOX, 5 s outage)", run);
-            assertDedup(run, true);
-            assertThat(run.databaseLosses()).as("consumers that lost their connection in the outage").isPositive();
-            assertThat(run.recoveryMillis()).as("ms from the server's return to the next completed record")
-                    .isBetween(0L, 5_000L);
-        }
+        // The effects live in the same server: the whole step stops; each consumer whose connection broke had its open
+        // transaction rolled back with the server, reconnects once it answers, and reads the poll again.
+        Outage outage = new Outage(() -> ServerOutages.pause("postgres"), () -> ServerOutages.resume("postgres"));
+        Run run = run("POSTGRES_INBOX, 5 s outage", OUTAGE_MESSAGES, Mode.POSTGRES_INBOX, redisAddress(), outage,
+                13);
+        System.out.println(run);
+        assertDedup(run, true);
+        // Killed consumers are replaced during the outage too: some lose their connection, some start without one.
+        assertThat(run.count(Slot.RECONNECTS) + run.count(Slot.WAITS_AT_START))
+                .as("consumers that lost their connection in the outage, or waited for one at start").isPositive();
+        assertThat(run.count(Slot.FAILED)).as("polls the outage failed").isPositive();
+        assertThat(run.recoveryMillis()).as("ms from the server's return to the next effect").isBetween(0L, 5_000L);
     }
 
     private static void assertDedup(Run run, boolean inbox) {
         assertThat(run.drained()).as("every record committed within the run's limit").isTrue();
         assertThat(run.lost()).isZero();
         if (inbox) {
-            // Claim, effect and completion commit or roll back together: a crash between them leaves nothing.
+            // Claim, effect and completion commit or roll back together: a death between them leaves nothing.
             assertThat(run.doubled()).isZero();
         } else {
             assertThat(run.doubled()).isLessThanOrEqualTo((int) run.betweenEffectAndCompletion());
         }
-        assertThat(run.deadLetters()).isZero();
-        assertThat(run.crashes()).isPositive();
+        assertThat(run.count(Slot.DEAD_LETTERS)).isZero();
+        assertThat(run.kills()).isPositive();
     }
 
-    @Test
-    @DisplayName("the control, a naive consumer under the same crashes: 0 lost, but it doubles")
-    void naiveConsumerDoubles() throws Exception {
-        Run run = run(new Setup(null, false, null), 7);
-        print("naive (no dedup)", run);
-        assertThat(run.drained()).isTrue();
-        assertThat(run.lost()).isZero();
-        assertThat(run.doubled()).as("at least every message published twice").isGreaterThanOrEqualTo(MESSAGES / 10);
+    /** The kills by the phase the consumer was in, by name. */
+    private static Map<String, Integer> phases(Map<Long, Integer> killsByPhase) {
+        String[] names = {"idle", "handling", "effect-to-completion", "completed"};
+        Map<String, Integer> phases = new java.util.LinkedHashMap<>();
+        for (int phase = 0; phase < names.length; phase++) {
+            phases.put(names[phase], killsByPhase.getOrDefault((long) phase, 0));
+        }
+        return phases;
     }
 
-    private Run run(Setup setup, long seed) throws Exception {
+    private static String redisAddress() {
+        URI redis = KafkaTestSupport.redisUrl();
+        return redis.getHost() + ":" + redis.getPort();
+    }
+
+    private Run run(String label, int messages, Mode mode, String redis, Outage outage, long seed) throws Exception {
         Random random = new Random(seed);
         String topic = createTopic("chaos", PARTITIONS);
         String group = "chaos-" + unique();
         String table = "kafka_chaos_" + unique();
-        int published = publish(topic, random);
-        Figures figures = new Figures();
+        Path dir = Files.createTempDirectory("kafka-chaos-");
+        Path log = dir.resolve("consumers.log");
+        List<String> arguments = List.of("mode=" + mode, "topic=" + topic, "group=" + group, "table=" + table,
+                "namespace=kafka-chaos-" + unique(), "redis=" + redis, "halt=" + HALT,
+                "haltAfterCompletion=" + HALT_AFTER_COMPLETION);
+        int published = publish(topic, messages, random);
         try (Connection db = KafkaTestSupport.postgres()) {
-            CrashableConsumer.createTables(db, table);
+            createTables(db, table);
         }
-        // No connection is kept across the run: a PostgreSQL outage would break it.
+        List<ConsumerProcess> all = new ArrayList<>();
         try (Admin admin = KafkaTestSupport.admin()) {
-            try {
-                long started = System.nanoTime();
-                int[] serial = {0};
-                CrashableConsumer.HaltPlan selfHalts = (point, handled) -> switch (point) {
-                    case IDLE -> false;
-                    // Once per poll, not per record: a higher chance gives this point a few halts too.
-                    case AFTER_COMPLETION -> random.nextDouble() < SELF_HALT_AFTER_COMPLETION;
-                    default -> random.nextDouble() < SELF_HALT;
-                };
-                List<CrashableConsumer> consumers = new ArrayList<>();
-                for (int i = 0; i < CONSUMERS; i++) {
-                    consumers.add(start(group, topic, setup, table, selfHalts, figures, serial));
+            shortSessions(admin, group);
+            Map<TopicPartition, Long> end = endOffsets(admin, topic);
+            long started = System.nanoTime();
+            List<ConsumerProcess> live = new ArrayList<>();
+            for (int i = 0; i < CONSUMERS; i++) {
+                live.add(start(all, dir, log, arguments, random));
+            }
+            Map<Long, Integer> killsByPhase = new HashMap<>();
+            int kills = 0;
+            long nextKill = System.currentTimeMillis() + 1_000 + random.nextInt(1_000);
+            Thread outageThread = null;
+            long[] backAt = {0};
+            long effectsAtBack = -1;
+            long recoveryMillis = -1;
+            boolean drained = false;
+            while (!drained && System.nanoTime() - started < TimeUnit.MILLISECONDS.toNanos(RUN_LIMIT_MILLIS)) {
+                Thread.sleep(100);
+                assertThat(sum(all, Slot.ERRORS)).as("consumer errors; see " + log).isZero();
+                if (System.currentTimeMillis() >= nextKill) {
+                    ConsumerProcess victim = live.remove(random.nextInt(live.size()));
+                    killsByPhase.merge(victim.kill(), 1, Integer::sum);
+                    kills++;
+                    live.add(start(all, dir, log, arguments, random));
+                    nextKill = System.currentTimeMillis() + 1_000 + random.nextInt(1_000);
                 }
-                Map<TopicPartition, Long> end = endOffsets(admin, topic);
-                int crashes = 0;
-                Thread outage = null;
-                long nextCrash = System.currentTimeMillis() + 1_000 + random.nextInt(1_000);
-                boolean drained = false;
-                while (!drained && System.nanoTime() - started < TimeUnit.MILLISECONDS.toNanos(RUN_LIMIT_MILLIS)) {
-                    Thread.sleep(100);
-                    if (System.currentTimeMillis() >= nextCrash) {
-                        CrashableConsumer victim = consumers.remove(random.nextInt(consumers.size()));
-                        victim.crash();
-                        victim.join();
-                        crashes++;
-                        consumers.add(start(group, topic, setup, table, selfHalts, figures, serial));
-                        nextCrash = System.currentTimeMillis() + 1_000 + random.nextInt(1_000);
+                // A consumer that halted itself (or lost its database) is restarted, like a supervised process.
+                for (int i = 0; i < live.size(); i++) {
+                    if (!live.get(i).isAlive()) {
+                        live.set(i, start(all, dir, log, arguments, random));
                     }
-                    // A consumer that halted itself is replaced, like a restarted process.
-                    for (int i = 0; i < consumers.size(); i++) {
-                        if (!consumers.get(i).isAlive()) {
-                            consumers.set(i, start(group, topic, setup, table, selfHalts, figures, serial));
-                        }
+                }
+                if (outage != null && outageThread == null && sum(all, Slot.DELIVERIES) >= published / 4) {
+                    outageThread = outage(outage, backAt);
+                }
+                if (backAt[0] != 0 && recoveryMillis < 0) {
+                    long effects = effects(table);
+                    if (effectsAtBack < 0) {
+                        effectsAtBack = effects;
+                    } else if (effects > effectsAtBack) {
+                        recoveryMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - backAt[0]);
                     }
-                    if (setup.outage() != null && outage == null && figures.deliveries.sum() >= MESSAGES / 4) {
-                        outage = outage(setup.outage(), figures);
-                    }
-                    drained = committed(admin, group).equals(end);
                 }
-                if (outage != null) {
-                    outage.join(150_000);
+                drained = committed(admin, group).equals(end);
+            }
+            if (outageThread != null) {
+                outageThread.join(150_000);
+            }
+            long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+            for (ConsumerProcess consumer : live) {
+                consumer.kill();
+            }
+            return figures(label, messages, table, all, published, kills, killsByPhase, millis, drained, recoveryMillis);
+        } finally {
+            for (ConsumerProcess consumer : all) {
+                if (consumer.isAlive()) {
+                    consumer.kill();
                 }
-                for (CrashableConsumer consumer : consumers) {
-                    consumer.stop();
-                }
-                for (CrashableConsumer consumer : consumers) {
-                    consumer.join();
-                }
-                long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
-                assertThat(figures.errors).isEmpty();
-                if (setup.outage() == null || !setup.outage().database()) {
-                    assertThat(figures.databaseLosses.sum()).as("consumers that lost PostgreSQL").isZero();
-                }
-                return figures(table, figures, published, crashes, millis, drained);
-            } finally {
-                try (Connection db = KafkaTestSupport.postgres()) {
-                    CrashableConsumer.dropTables(db, table);
-                }
+            }
+            try (Connection db = KafkaTestSupport.postgres(); var statement = db.createStatement()) {
+                statement.execute("DROP TABLE IF EXISTS " + table + "_applied, " + table + "_log");
             }
         }
     }
 
-    private static CrashableConsumer start(String group, String topic, Setup setup, String table,
-            CrashableConsumer.HaltPlan plan, Figures figures, int[] serial) {
-        CrashableConsumer consumer = new CrashableConsumer("consumer-" + ++serial[0], group, topic, 100,
-                setup.store(), table, plan, figures).effectPause(EFFECT_PAUSE_MILLIS);
-        if (setup.inbox()) {
-            consumer.inbox((PostgresDedupStore) setup.store());
-        }
-        return consumer.start();
+    private static ConsumerProcess start(List<ConsumerProcess> all, Path dir, Path log, List<String> arguments,
+            Random random) {
+        int serial = all.size() + 1;
+        List<String> withSeed = new ArrayList<>(arguments);
+        withSeed.add("seed=" + random.nextLong());
+        ConsumerProcess consumer = ConsumerProcess.start("consumer-" + serial, ChaosConsumerMain.class,
+                dir.resolve("consumer-" + serial + ".board"), Slot.COUNT, log, withSeed);
+        all.add(consumer);
+        return consumer;
     }
 
-    /** Takes the store away for {@link #OUTAGE_MILLIS} on a thread of its own, while the crashes go on. */
-    private static Thread outage(Outage planned, Figures figures) {
+    /** A killed member's partitions go to the others after 1 s without its heartbeat, not the default 45 s. */
+    static void shortSessions(Admin admin, String group) throws Exception {
+        ConfigResource resource = new ConfigResource(ConfigResource.Type.GROUP, group);
+        admin.incrementalAlterConfigs(Map.of(resource, List.of(
+                new AlterConfigOp(new ConfigEntry("consumer.session.timeout.ms", "1000"), AlterConfigOp.OpType.SET),
+                new AlterConfigOp(new ConfigEntry("consumer.heartbeat.interval.ms", "250"),
+                        AlterConfigOp.OpType.SET)))).all().get(30, TimeUnit.SECONDS);
+    }
+
+    /** Takes the store away for {@link #OUTAGE_MILLIS} on a thread of its own, while the kills go on. */
+    private static Thread outage(Outage planned, long[] backAt) {
         Thread outage = new Thread(() -> {
             planned.down().run();
             try {
@@ -246,23 +294,49 @@ class ChaosOnKafkaTest {
                 Thread.currentThread().interrupt();
             } finally {
                 planned.up().run();     // returns once the store can answer again
-                figures.storeBackAt = System.nanoTime();
+                backAt[0] = System.nanoTime();
             }
         }, "outage");
         outage.start();
         return outage;
     }
 
+    private static long sum(Collection<ConsumerProcess> consumers, Slot slot) {
+        long sum = 0;
+        for (ConsumerProcess consumer : consumers) {
+            sum += consumer.board().get(slot.ordinal());
+        }
+        return sum;
+    }
+
+    static void createTables(Connection db, String table) throws SQLException {
+        try (var statement = db.createStatement()) {
+            statement.execute("CREATE TABLE " + table + "_applied (id text PRIMARY KEY, applied int NOT NULL)");
+            statement.execute("CREATE TABLE " + table + "_log (id text NOT NULL, consumer text NOT NULL,"
+                    + " at timestamptz NOT NULL DEFAULT now())");
+        }
+    }
+
+    /** Effect-log rows so far; -1 while PostgreSQL cannot answer. */
+    private static long effects(String table) {
+        try (Connection db = KafkaTestSupport.postgres(); var statement = db.createStatement();
+                ResultSet rows = statement.executeQuery("SELECT count(*) FROM " + table + "_log")) {
+            rows.next();
+            return rows.getLong(1);
+        } catch (SQLException e) {
+            return -1;
+        }
+    }
+
     /** Every id once, 10% of them again later, each on a random partition; returns the number of records. */
-    private static int publish(String topic, Random random) throws Exception {
+    private static int publish(String topic, int messages, Random random) throws Exception {
         List<String> ids = new ArrayList<>();
-        for (int i = 0; i < MESSAGES; i++) {
+        for (int i = 0; i < messages; i++) {
             ids.add("m" + i);
         }
         List<String> records = new ArrayList<>(ids);
         Collections.shuffle(ids, random);
-        List<String> again = new ArrayList<>(ids.subList(0, MESSAGES / 10));
-        for (String id : again) {
+        for (String id : ids.subList(0, messages / 10)) {
             // Somewhere after the first copy, so the repeat is a redelivery from the producer's side.
             int first = records.indexOf(id);
             records.add(first + 1 + random.nextInt(records.size() - first), id);
@@ -280,18 +354,18 @@ class ChaosOnKafkaTest {
     }
 
     private static Map<TopicPartition, Long> endOffsets(Admin admin, String topic) throws Exception {
-        Map<TopicPartition, OffsetSpec> request = new java.util.HashMap<>();
+        Map<TopicPartition, OffsetSpec> request = new HashMap<>();
         for (int p = 0; p < PARTITIONS; p++) {
             request.put(new TopicPartition(topic, p), OffsetSpec.latest());
         }
-        Map<TopicPartition, Long> end = new java.util.HashMap<>();
+        Map<TopicPartition, Long> end = new HashMap<>();
         admin.listOffsets(request).all().get(30, TimeUnit.SECONDS).forEach((partition, info) -> end.put(partition,
                 info.offset()));
         return end;
     }
 
     private static Map<TopicPartition, Long> committed(Admin admin, String group) throws Exception {
-        Map<TopicPartition, Long> committed = new java.util.HashMap<>();
+        Map<TopicPartition, Long> committed = new HashMap<>();
         Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets(group)
                 .partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS);
         offsets.forEach((partition, offset) -> {
@@ -302,11 +376,11 @@ class ChaosOnKafkaTest {
         return committed;
     }
 
-    private static Run figures(String table, Figures figures, int published, int crashes, long millis,
-            boolean drained) throws Exception {
-        int applied = 0;
-        int doubled = 0;
-        int applications = 0;
+    private static Run figures(String label, int messages, String table, List<ConsumerProcess> all, int published, int kills,
+            Map<Long, Integer> killsByPhase, long millis, boolean drained, long recoveryMillis) throws Exception {
+        int applied;
+        int doubled;
+        int applications;
         try (Connection db = KafkaTestSupport.postgres(); var statement = db.createStatement();
                 ResultSet rows = statement.executeQuery("SELECT count(*), coalesce(sum(applied - 1), 0),"
                         + " (SELECT count(*) FROM " + table + "_log) FROM " + table + "_applied")) {
@@ -315,30 +389,13 @@ class ChaosOnKafkaTest {
             doubled = rows.getInt(2);
             applications = rows.getInt(3);
         }
-        Map<Point, Integer> halts = new java.util.EnumMap<>(Point.class);
-        for (Point point : Point.values()) {
-            halts.put(point, figures.halts(point));
+        Map<Slot, Long> counters = new EnumMap<>(Slot.class);
+        for (Slot slot : Slot.values()) {
+            if (slot != Slot.PHASE) {
+                counters.put(slot, sum(all, slot));
+            }
         }
-        Map<String, Integer> outcomes = new java.util.TreeMap<>();
-        figures.outcomes.forEach((type, count) -> outcomes.put(type, count.get()));
-        long back = figures.storeBackAt;
-        long completed = figures.firstCompletedAfterOutage.get();
-        long recoveryMillis = back == 0 ? -1 : completed == 0 ? Long.MAX_VALUE
-                : TimeUnit.NANOSECONDS.toMillis(completed - back);
-        return new Run(published, figures.deliveries.sum(), crashes, halts, figures.betweenEffectAndCompletion(),
-                MESSAGES - applied, doubled, applications, outcomes, figures.deadLetters.sum(), millis, drained,
-                figures.rolledBack.sum(), figures.databaseLosses.sum(), recoveryMillis);
-    }
-
-    private static void print(String label, Run run) {
-        System.out.printf("chaos %s: %d messages (%d records), %d handler runs, %d driver crashes, halts %s,"
-                        + " %d crashes between effect and completion; lost %d, doubled %d, applications %d;"
-                        + " outcomes %s; dead letters %d; inbox polls rolled back %d;"
-                        + " consumers ended by a lost database connection %d; recovery after outage %d ms;"
-                        + " %.1f s%n",
-                label, MESSAGES, run.published(), run.deliveries(), run.crashes(), run.halts(),
-                run.betweenEffectAndCompletion(), run.lost(), run.doubled(), run.applications(), run.outcomes(),
-                run.deadLetters(), run.rolledBack(), run.databaseLosses(), run.recoveryMillis(),
-                run.millis() / 1000.0);
+        return new Run(label, messages, published, counters.get(Slot.DELIVERIES), kills, killsByPhase, counters,
+                messages - applied, doubled, applications, millis, drained, recoveryMillis);
     }
 }

@@ -1,0 +1,115 @@
+package dev.dedup.tck.chaos;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A consumer running as a JVM of its own, on the test's class path, that the driver can kill like a crashing host:
+ * {@link #kill()} freezes it (SIGSTOP), reads where it stood from its {@link ChaosBoard}, and ends it with SIGKILL,
+ * so no shutdown hook, finally block or client close runs. Linux and macOS only (the {@code kill} command).
+ */
+public final class ConsumerProcess {
+    private final Process process;
+    private final ChaosBoard board;
+    private final String name;
+
+    private ConsumerProcess(String name, Process process, ChaosBoard board) {
+        this.name = name;
+        this.process = process;
+        this.board = board;
+    }
+
+    /**
+     * Starts {@code mainClass} in a new JVM with the test's class path and environment; its output goes to
+     * {@code log}. The board's file is passed as the first argument, before {@code arguments}.
+     *
+     * @param name the consumer's name, for messages
+     * @param mainClass the consumer's main class
+     * @param board the consumer's board file, created here
+     * @param boardSize the number of slots on the board
+     * @param log where the consumer's standard output and error go
+     * @param arguments the main class's further arguments
+     * @return the running consumer
+     */
+    public static ConsumerProcess start(String name, Class<?> mainClass, Path board, int boardSize, Path log,
+            List<String> arguments) {
+        ChaosBoard figures = ChaosBoard.open(board, boardSize);
+        List<String> command = new ArrayList<>();
+        command.add(ProcessHandle.current().info().command().orElse("java"));
+        // A small, quickly started JVM: the driver restarts consumers every second or two.
+        command.addAll(List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k",
+                "-cp", System.getProperty("java.class.path"), mainClass.getName(), board.toString()));
+        command.addAll(arguments);
+        try {
+            Process process = new ProcessBuilder(command).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+            return new ConsumerProcess(name, process, figures);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot start the consumer process " + name, e);
+        }
+    }
+
+    /** {@return the consumer's name} */
+    public String name() {
+        return name;
+    }
+
+    /** {@return the consumer's board, readable after its death} */
+    public ChaosBoard board() {
+        return board;
+    }
+
+    /** {@return whether the process still runs} */
+    public boolean isAlive() {
+        return process.isAlive();
+    }
+
+    /** {@return the process's exit code; only once it has ended} */
+    public int exitValue() {
+        return process.exitValue();
+    }
+
+    /**
+     * Freezes the process, reads its phase, and kills it with SIGKILL.
+     *
+     * @return the phase the process was in when it was frozen
+     * @throws InterruptedException if interrupted while waiting for the process to end
+     */
+    public long kill() throws InterruptedException {
+        signal("STOP");
+        long phase = board.get(ChaosBoard.PHASE);
+        process.destroyForcibly();      // SIGKILL; a stopped process dies of it too
+        if (!process.waitFor(30, TimeUnit.SECONDS)) {
+            throw new IllegalStateException(name + " (pid " + process.pid() + ") did not die of SIGKILL in 30 s");
+        }
+        return phase;
+    }
+
+    /**
+     * Asks the process to finish (SIGTERM) and waits for it.
+     *
+     * @throws InterruptedException if interrupted while waiting
+     */
+    public void stop() throws InterruptedException {
+        process.destroy();
+        if (!process.waitFor(30, TimeUnit.SECONDS)) {
+            process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+        }
+    }
+
+    private void signal(String signal) throws InterruptedException {
+        try {
+            Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid()))
+                    .redirectErrorStream(true).start();
+            if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0 && process.isAlive()) {
+                throw new IllegalStateException("kill -" + signal + " " + process.pid() + " failed for " + name);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot run kill -" + signal, e);
+        }
+    }
+}

@@ -71,8 +71,9 @@ public final class DedupErrorHandler {
 
     /**
      * Headers for a {@code DeadLetterPublishingRecoverer}'s {@code setHeadersFunction}: for a
-     * {@link DeadLetterRecordException}, the ones {@link DeadLetterTopic} writes ({@value DeadLetterTopic#REASON_HEADER},
-     * {@value DeadLetterTopic#ERROR_HEADER}, {@value DeadLetterTopic#ORIGIN_HEADER}), next to Spring Kafka's own.
+     * {@link DeadLetterRecordException}, the ones {@link DeadLetterTopic} writes
+     * ({@value DeadLetterTopic#REASON_HEADER}, {@value DeadLetterTopic#ERROR_HEADER},
+     * {@value DeadLetterTopic#ORIGIN_HEADER}), next to Spring Kafka's own.
      *
      * @return a function that gives the dedup headers of a dead letter, or null for a record that failed otherwise
      */

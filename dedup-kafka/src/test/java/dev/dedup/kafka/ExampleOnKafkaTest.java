@@ -72,7 +72,8 @@ class ExampleOnKafkaTest {
         Path root = Path.of("..");
         String doc = Files.readString(root.resolve("docs/kafka.md"));
         String source = Files.readString(Path.of("src/test/java/dev/dedup/kafka/example/ReservePollLoop.java"))
-                + Files.readString(Path.of("src/test/java/dev/dedup/kafka/example/TransformPipeline.java"));
+                + Files.readString(Path.of("src/test/java/dev/dedup/kafka/example/TransformPipeline.java"))
+                + Files.readString(Path.of("src/test/java/dev/dedup/kafka/spring/KafkaListenerOnKafkaTest.java"));
         List<String> blocks = new ArrayList<>();
         Matcher fence = FENCE.matcher(doc);
         while (fence.find()) {

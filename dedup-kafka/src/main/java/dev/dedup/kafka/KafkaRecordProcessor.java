@@ -218,8 +218,15 @@ public final class KafkaRecordProcessor<K, V, R> {
 
     /** Reads the partition again from {@code offset}, after the retry back-off. */
     private void rewind(TopicPartition partition, long offset) {
-        consumer.seek(partition, offset);
-        consumer.pause(Set.of(partition));
+        try {
+            consumer.seek(partition, offset);
+            consumer.pause(Set.of(partition));
+        } catch (IllegalStateException revoked) {
+            // The group took the partition away while its records ran (the consumer-group protocol revokes on a
+            // background thread): nothing past the record was committed, so its new owner reads it again.
+            log.debug("partition {} was revoked before it could be rewound to {}", partition, offset);
+            return;
+        }
         resumeAt.put(partition, System.nanoTime() + retryBackoff.toNanos());
     }
 

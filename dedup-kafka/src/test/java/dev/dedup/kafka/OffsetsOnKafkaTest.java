@@ -199,4 +199,27 @@ class OffsetsOnKafkaTest {
         consumer.commitSync(result.offsets());
         assertThat(committed(group, topic)).isEqualTo(Map.of(0, 5L));
     }
+
+    @Test
+    @DisplayName("a record held elsewhere on a partition the group took away meanwhile: no rewind, no error, and"
+            + " nothing committed past it, so its new owner reads it again")
+    void revokedPartitionIsNotRewound() throws Exception {
+        Claim held = (Claim) store.claim("m0", Duration.ofSeconds(30));
+        KafkaRecordProcessor<String, String, String> processor = processor().commitOffsets(false).build();
+        // Records of a partition this consumer does not own (as after a revocation): seeking it would throw.
+        TopicPartition other = new TopicPartition(topic, 1);
+        ConsumerRecord<String, String> record = new ConsumerRecord<>(topic, 1, 7, "k", "v0");
+        record.headers().add(RecordKeys.DEFAULT_HEADER, "m0".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        var records = new org.apache.kafka.clients.consumer.ConsumerRecords<>(Map.of(other, List.of(record)),
+                Map.of());
+
+        PollResult<String, String, String> result = processor.process(records, this::handle);
+
+        assertThat(result.outcomes()).singleElement().satisfies(outcome -> assertThat(outcome.outcome())
+                .isInstanceOf(ProcessingOutcome.InProgressElsewhere.class));
+        assertThat(result.offsets()).as("nothing committed past the held record").isEmpty();
+        assertThat(handled).isEmpty();
+        assertThat(consumer.paused()).doesNotContain(other);
+        store.release(held);
+    }
 }

@@ -38,7 +38,8 @@ import org.apache.kafka.common.errors.RebalanceInProgressException;
  * <p>Arguments: the board's file, then {@code key=value}: mode (POSTGRES_INBOX, POSTGRES, REDIS, NAIVE), topic,
  * group, table, namespace, redis (host:port), seed, halt (chance per record of a halt before and after its effect),
  * haltAfterCompletion (chance per poll of a halt before its commit), and optionally haltBeforeDelivery (a halt
- * before the effect of this process's n-th delivery, counting from 1) and leaseMillis (default 2000).
+ * before the effect of this process's n-th delivery, counting from 1) and leaseMillis (default 1000: a killed
+ * consumer's claims hold its records back for a second).
  */
 public final class ChaosConsumerMain {
     /** The board's slots. */
@@ -200,7 +201,7 @@ public final class ChaosConsumerMain {
     private KafkaRecordProcessor<String, String, Void> processor(KafkaConsumer<String, String> consumer,
             DedupStore store) {
         return KafkaRecordProcessor.builder(consumer, store, ResultCodec.none())
-                .lease(Duration.ofMillis(Long.parseLong(settings.getOrDefault("leaseMillis", "2000"))))
+                .lease(Duration.ofMillis(Long.parseLong(settings.getOrDefault("leaseMillis", "1000"))))
                 .retryBackoff(Duration.ofMillis(200))
                 .commitOffsets(false)
                 .deadLetters(letter -> board.add(Slot.DEAD_LETTERS.ordinal(), 1))

@@ -50,8 +50,11 @@ import org.junit.jupiter.params.provider.EnumSource;
  */
 class ChaosOnKafkaTest {
     private static final int MESSAGES = 10_000;
-    /** The outage runs are shorter: what they show is the 5 s without the store, not the kills. */
-    private static final int OUTAGE_MESSAGES = 3_000;
+    /**
+     * The outage runs and the control are shorter: what they show is the 5 s without the store, and that a naive
+     * consumer doubles, not the kills' limit.
+     */
+    private static final int SHORT_RUN_MESSAGES = 3_000;
     private static final int PARTITIONS = 3;
     private static final int CONSUMERS = 3;
     /** Chance of a self-halt before and after each effect. */
@@ -111,11 +114,12 @@ class ChaosOnKafkaTest {
     @Test
     @DisplayName("the control, a naive consumer under the same kills: 0 lost, but it doubles")
     void naiveConsumerDoubles() throws Exception {
-        Run run = run("NAIVE (no dedup)", MESSAGES, Mode.NAIVE, redisAddress(), null, 7);
+        Run run = run("NAIVE (no dedup)", SHORT_RUN_MESSAGES, Mode.NAIVE, redisAddress(), null, 7);
         System.out.println(run);
         assertThat(run.drained()).isTrue();
         assertThat(run.lost()).isZero();
-        assertThat(run.doubled()).as("at least every message published twice").isGreaterThanOrEqualTo(MESSAGES / 10);
+        assertThat(run.doubled()).as("at least every message published twice")
+                .isGreaterThanOrEqualTo(SHORT_RUN_MESSAGES / 10);
     }
 
     @Test
@@ -129,7 +133,7 @@ class ChaosOnKafkaTest {
                 proxy.refuseConnections(true);
                 proxy.cutConnections();
             }, proxy::heal);
-            Run run = run("REDIS, 5 s outage", OUTAGE_MESSAGES, Mode.REDIS, proxy.host() + ":" + proxy.port(), outage,
+            Run run = run("REDIS, 5 s outage", SHORT_RUN_MESSAGES, Mode.REDIS, proxy.host() + ":" + proxy.port(), outage,
                     11);
             System.out.println(run);
             assertDedup(run, false);
@@ -145,7 +149,7 @@ class ChaosOnKafkaTest {
         // The effects live in the same server: the whole step stops; each consumer whose connection broke had its open
         // transaction rolled back with the server, reconnects once it answers, and reads the poll again.
         Outage outage = new Outage(() -> ServerOutages.pause("postgres"), () -> ServerOutages.resume("postgres"));
-        Run run = run("POSTGRES_INBOX, 5 s outage", OUTAGE_MESSAGES, Mode.POSTGRES_INBOX, redisAddress(), outage,
+        Run run = run("POSTGRES_INBOX, 5 s outage", SHORT_RUN_MESSAGES, Mode.POSTGRES_INBOX, redisAddress(), outage,
                 13);
         System.out.println(run);
         assertDedup(run, true);

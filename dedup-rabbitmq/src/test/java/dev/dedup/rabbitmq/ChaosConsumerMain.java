@@ -24,6 +24,9 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -62,6 +65,10 @@ public final class ChaosConsumerMain {
         RECONNECTS,
         /** Waits for a server (PostgreSQL, the store, the broker) that was unavailable when the process started. */
         WAITS_AT_START,
+        /** Processes that reached their first {@code basicConsume}. */
+        STARTS,
+        /** Milliseconds from the JVM's start to its {@code basicConsume}, summed over {@link #STARTS}. */
+        START_MILLIS,
         ERRORS;
 
         static final int COUNT = values().length;
@@ -75,6 +82,8 @@ public final class ChaosConsumerMain {
     static final long EFFECT_TO_COMPLETION = 2;
     /** The delivery's completion is stored; its ack is not sent yet. */
     static final long COMPLETED = 3;
+    /** Before its first {@code basicConsume}: connecting to the servers. */
+    static final long STARTING = 4;
 
     private static final Duration RETENTION = Duration.ofMinutes(10);
     private static final int PREFETCH = 20;
@@ -106,6 +115,7 @@ public final class ChaosConsumerMain {
 
     public static void main(String[] args) {
         ChaosBoard board = ChaosBoard.open(Path.of(args[0]), Slot.COUNT);
+        board.set(ChaosBoard.PHASE, STARTING);
         Map<String, String> settings = new HashMap<>();
         for (int i = 1; i < args.length; i++) {
             String[] pair = args[i].split("=", 2);
@@ -122,13 +132,18 @@ public final class ChaosConsumerMain {
     }
 
     private void run() throws Exception {
-        // A service waits for its servers at start-up, as a connection pool would, instead of dying in a loop.
-        db = untilAvailable(this::connect);
-        DedupStore store = untilAvailable(this::openStore);
+        // A service waits for its servers at start-up, as a connection pool would, instead of dying in a loop. The
+        // three connect at once: the driver kills a consumer every 1-2 s, so the start is a good part of its life.
         ConnectionFactory factory = RabbitTestBroker.factoryOn(settings.get("vhost"));
         factory.setExceptionHandler(new StrictAboutConsumers(board));
-        Connection connection = untilAvailable(() -> factory.newConnection(name));
-        Channel channel = connection.createChannel();
+        ExecutorService starting = Executors.newFixedThreadPool(3);
+        Future<java.sql.Connection> effects = starting.submit(() -> untilAvailable(this::connect));
+        Future<DedupStore> opened = starting.submit(() -> untilAvailable(this::openStore));
+        Future<Connection> broker = starting.submit(() -> untilAvailable(() -> factory.newConnection(name)));
+        starting.shutdown();
+        db = effects.get();
+        DedupStore store = opened.get();
+        Channel channel = broker.get().createChannel();
         channel.basicQos(PREFETCH);
         DedupQueues queues = DedupQueues.named(settings.get("queue"))
                 .retryDelay(Duration.ofMillis(Long.parseLong(settings.get("retryDelayMillis"))));
@@ -138,12 +153,16 @@ public final class ChaosConsumerMain {
             case "NAIVE" -> naive(channel);
             default -> throw new IllegalArgumentException("unknown kind " + kind);
         };
+        board.set(ChaosBoard.PHASE, IDLE);     // before the first delivery can set it
         channel.basicConsume(queues.queue(), false, (tag, delivery) -> {
             board.set(ChaosBoard.PHASE, HANDLING);
             board.add(Slot.DELIVERIES.ordinal(), 1);
             callback.handle(tag, delivery);
             board.set(ChaosBoard.PHASE, IDLE);
         }, tag -> { });
+        board.add(Slot.STARTS.ordinal(), 1);
+        board.add(Slot.START_MILLIS.ordinal(), ProcessHandle.current().info().startInstant()
+                .map(start -> Duration.between(start, java.time.Instant.now()).toMillis()).orElse(0L));
         // The client's consumer thread does the work; this one only notices a channel the broker closed, which is
         // an error of the test (an ack of an unknown delivery, say), never a part of the chaos.
         while (channel.isOpen()) {

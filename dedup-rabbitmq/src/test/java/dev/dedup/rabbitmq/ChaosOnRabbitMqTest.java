@@ -104,12 +104,13 @@ class ChaosOnRabbitMqTest {
                             + " %d deaths between effect and completion; lost %d, doubled %d, applications %d,"
                             + " dead-lettered %d; outcomes processed %d, already processed %d, in progress elsewhere %d,"
                             + " failed %d, lease lost %d; parked %d; inbox transactions rolled back %d; reconnects to"
-                            + " PostgreSQL %d; starts that waited for a server %d; recovery after outage %d ms; %.1f s",
+                            + " PostgreSQL %d; starts that waited for a server %d; mean start %d ms; recovery after outage %d ms; %.1f s",
                     label, messages, published, deliveries, kills, phases(killsByPhase), count(Slot.HALT_BEFORE_EFFECT),
                     count(Slot.HALT_AFTER_EFFECT), count(Slot.HALT_AFTER_COMPLETION), betweenEffectAndCompletion(),
                     lost, doubled, applications, deadLettered, count(Slot.PROCESSED), count(Slot.ALREADY_PROCESSED),
                     count(Slot.IN_PROGRESS_ELSEWHERE), count(Slot.FAILED), count(Slot.LEASE_LOST), count(Slot.PARKED),
-                    count(Slot.ROLLED_BACK), count(Slot.RECONNECTS), count(Slot.WAITS_AT_START), recoveryMillis,
+                    count(Slot.ROLLED_BACK), count(Slot.RECONNECTS), count(Slot.WAITS_AT_START),
+                    count(Slot.START_MILLIS) / Math.max(1, count(Slot.STARTS)), recoveryMillis,
                     millis / 1000.0);
         }
     }
@@ -184,7 +185,7 @@ class ChaosOnRabbitMqTest {
 
     /** The kills by the phase the consumer was in, by name. */
     private static Map<String, Integer> phases(Map<Long, Integer> killsByPhase) {
-        String[] names = {"idle", "handling", "effect-to-completion", "completed"};
+        String[] names = {"idle", "handling", "effect-to-completion", "completed", "starting"};
         Map<String, Integer> phases = new LinkedHashMap<>();
         for (int phase = 0; phase < names.length; phase++) {
             phases.put(names[phase], killsByPhase.getOrDefault((long) phase, 0));

@@ -131,6 +131,8 @@ class ChaosOnRabbitMqTest {
         assertThat(run.drained()).isTrue();
         assertThat(run.lost()).isZero();
         assertThat(run.doubled()).as("at least every message published twice").isGreaterThanOrEqualTo(MESSAGES / 10);
+        assertThat(run.deadLettered()).isZero();
+        assertThat(run.kills()).isPositive();
     }
 
     @Test

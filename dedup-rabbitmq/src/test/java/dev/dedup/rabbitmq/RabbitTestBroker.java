@@ -45,13 +45,25 @@ final class RabbitTestBroker {
     }
 
     static ConnectionFactory factory() {
+        return factory(uri(), vhost());
+    }
+
+    /**
+     * A factory for another process of a test (a chaos consumer), on the vhost the test's JVM made: the broker is the
+     * one {@value #VARIABLE} names, inherited from the test.
+     */
+    static ConnectionFactory factoryOn(String vhost) {
+        return factory(TestServers.require(SERVER, VARIABLE, null), vhost);
+    }
+
+    private static ConnectionFactory factory(String uri, String vhost) {
         ConnectionFactory factory = new ConnectionFactory();
         try {
-            factory.setUri(uri());
+            factory.setUri(uri);
         } catch (URISyntaxException | GeneralSecurityException e) {
             throw new IllegalStateException(VARIABLE + " is not an amqp:// URI", e);
         }
-        factory.setVirtualHost(vhost());
+        factory.setVirtualHost(vhost);
         // Tests close connections on purpose to simulate crashes: no client-side recovery behind their back.
         factory.setAutomaticRecoveryEnabled(false);
         factory.setConnectionTimeout(10_000);

@@ -79,6 +79,27 @@ final class Reservations implements AutoCloseable {
     /** The effect's two writes inside the caller's transaction, which commits them (the transactional inbox). */
     void reserveIn(Connection transaction, String messageId, String consumer, int sku, int quantity)
             throws SQLException {
+        reserveIn(transaction, stock, effects, messageId, consumer, sku, quantity);
+    }
+
+    /**
+     * The effect's two writes on run {@code run}'s tables, inside the caller's transaction: for a consumer process,
+     * which attaches to the tables the test made.
+     */
+    static void reserveIn(Connection transaction, String run, String messageId, String consumer, String body)
+            throws SQLException {
+        String[] order = body.split(",");
+        reserveIn(transaction, run + "_stock", run + "_effects", messageId, consumer, Integer.parseInt(order[0]),
+                Integer.parseInt(order[1]));
+    }
+
+    /** The body of message {@code number}'s reserve order: {@code sku,quantity}. */
+    static String order(int number) {
+        return (number % SKUS) + "," + (1 + number % 5);
+    }
+
+    private static void reserveIn(Connection transaction, String stock, String effects, String messageId,
+            String consumer, int sku, int quantity) throws SQLException {
         try (PreparedStatement add = transaction.prepareStatement(
                 "UPDATE " + stock + " SET reserved = reserved + ? WHERE sku = ?");
                 PreparedStatement log = transaction.prepareStatement(

@@ -156,7 +156,6 @@ class ChaosOnKafkaTest {
         // Killed consumers are replaced during the outage too: some lose their connection, some start without one.
         assertThat(run.count(Slot.RECONNECTS) + run.count(Slot.WAITS_AT_START))
                 .as("consumers that lost their connection in the outage, or waited for one at start").isPositive();
-        assertThat(run.count(Slot.FAILED)).as("polls the outage failed").isPositive();
         assertThat(run.recoveryMillis()).as("ms from the server's return to the next effect").isBetween(0L, 5_000L);
     }
 

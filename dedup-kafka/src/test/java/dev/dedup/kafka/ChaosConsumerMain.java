@@ -122,18 +122,24 @@ public final class ChaosConsumerMain {
 
     private void run() throws Exception {
         String mode = settings.get("mode");
-        // A service waits for its servers at start-up, as a connection pool would, instead of dying in a loop.
-        db = untilAvailable(this::connect);
-        try (KafkaConsumer<String, String> consumer = KafkaTestSupport.consumer(settings.get("group"), 100);
-                DedupStore store = untilAvailable(() -> openStore(mode))) {
+        try (KafkaConsumer<String, String> consumer = KafkaTestSupport.consumer(settings.get("group"), 100)) {
+            // In the group first, then the servers: a consumer started in an outage is ready when the server returns.
             consumer.subscribe(List.of(settings.get("topic")));
-            if (store == null) {
-                naive(consumer);
-            } else if (mode.equals("POSTGRES_INBOX")) {
-                inbox(consumer, (PostgresDedupStore) store);
-            } else {
-                dedup(consumer, store);
+            // A service waits for its servers at start-up, as a connection pool would, instead of dying in a loop.
+            db = untilAvailable(this::connect);
+            try (DedupStore store = untilAvailable(() -> openStore(mode))) {
+                consume(consumer, store, mode);
             }
+        }
+    }
+
+    private void consume(KafkaConsumer<String, String> consumer, DedupStore store, String mode) throws Exception {
+        if (store == null) {
+            naive(consumer);
+        } else if (mode.equals("POSTGRES_INBOX")) {
+            inbox(consumer, (PostgresDedupStore) store);
+        } else {
+            dedup(consumer, store);
         }
     }
 

@@ -26,6 +26,8 @@ if [[ $# -eq 0 ]]; then
   mvn -B -Dorg.slf4j.simpleLogger.defaultLogLevel=warn compile javadoc:javadoc
   # A user's project set up only as the README says (dedup-bom + all four stores) claims on every server.
   mvn -B -f examples/consumer-project/pom.xml verify
+  # The Spring Boot example application: a retried POST /payments is replayed, over real HTTP, on PostgreSQL.
+  mvn -B -f examples/spring-boot-app/pom.xml verify
   # The benchmarks' smoke run: every JMH benchmark once, briefly, so they keep working (full runs are by hand).
   bash scripts/bench.sh --quick
 fi

@@ -25,7 +25,7 @@ class ReadmeSnippetsTest {
     private static final Path ROOT = Path.of("..");
     /** The pages whose code blocks users copy as they are; the store pages show builder calls in context. */
     static final List<String> PAGES = List.of("README.md", "docs/consumer.md", "docs/spi.md",
-            "docs/micrometer.md", "docs/rabbitmq.md");
+            "docs/micrometer.md", "docs/rabbitmq.md", "docs/spring-boot.md");
     private static final Pattern FENCE = Pattern.compile("(?ms)^```(java|xml)\\n(.*?)^```$");
     private static final Pattern REGION = Pattern.compile(
             "(?ms)^[ \\t]*(?://|<!--) readme:([\\w-]+)(?: -->)?\\n(.*?)^[ \\t]*(?://|<!--) end(?: -->)?$");
@@ -64,6 +64,7 @@ class ReadmeSnippetsTest {
             files.filter(file -> file.toString().endsWith(".java")).sorted().forEach(sources::add);
         }
         sources.add(ROOT.resolve("examples/consumer-project/pom.xml"));
+        sources.add(ROOT.resolve("examples/spring-boot-app/pom.xml"));
         Map<String, String> regions = new LinkedHashMap<>();
         for (Path source : sources) {
             Matcher region = REGION.matcher(Files.readString(source));

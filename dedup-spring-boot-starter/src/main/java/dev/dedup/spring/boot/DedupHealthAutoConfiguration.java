@@ -1,0 +1,35 @@
+package dev.dedup.spring.boot;
+
+import dev.dedup.DedupStore;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * The store's health indicator ({@code dedup} under {@code /actuator/health}) when Spring Boot's health support is
+ * on the class path; {@code management.health.dedup.enabled=false} turns it off.
+ */
+@AutoConfiguration(after = DedupStoreAutoConfiguration.class)
+@ConditionalOnClass(HealthIndicator.class)
+@ConditionalOnBean(DedupStore.class)
+@ConditionalOnProperty(prefix = "management.health.dedup", name = "enabled", matchIfMissing = true)
+public class DedupHealthAutoConfiguration {
+    /** Creates the auto-configuration; Spring calls it. */
+    public DedupHealthAutoConfiguration() {}
+
+    /**
+     * The store's health indicator.
+     *
+     * @param store the application's store
+     * @return the indicator, named {@code dedup} in the health report
+     */
+    @Bean
+    @ConditionalOnMissingBean(name = "dedupHealthIndicator")
+    public DedupStoreHealthIndicator dedupHealthIndicator(DedupStore store) {
+        return new DedupStoreHealthIndicator(store);
+    }
+}

@@ -1,0 +1,302 @@
+package dev.dedup.spring.boot;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.util.unit.DataSize;
+
+/**
+ * The {@code dedup.*} settings: where the store is, how long claims and records live, and which HTTP endpoints take
+ * an {@code Idempotency-Key}. Values are checked by the library when the beans are built, so a bad one fails the
+ * start with the library's own message.
+ */
+@ConfigurationProperties("dedup")
+public class DedupProperties {
+    private String namespace;
+    private Duration lease = Duration.ofSeconds(30);
+    private Duration retention = Duration.ofHours(24);
+    private final Store store = new Store();
+    private final Http http = new Http();
+
+    /** Creates the settings with their defaults. */
+    public DedupProperties() {}
+
+    /**
+     * {@return the namespace the store's keys live in; null keeps the URI's or the store's default ({@code
+     * default})}
+     */
+    public String getNamespace() {
+        return namespace;
+    }
+
+    /**
+     * Sets the namespace the store's keys live in; with {@code dedup.store.uri} it overrides the URI's own.
+     *
+     * @param namespace 1 to 64 of {@code A-Z a-z 0-9 . _ -}
+     */
+    public void setNamespace(String namespace) {
+        this.namespace = namespace;
+    }
+
+    /** {@return how long a claim holds before another request may take the key over; heartbeats renew it} */
+    public Duration getLease() {
+        return lease;
+    }
+
+    /**
+     * Sets how long a claim holds (default 30 s); longer than a store call, since heartbeats renew it.
+     *
+     * @param lease 1 ms to 366 days
+     */
+    public void setLease(Duration lease) {
+        this.lease = lease;
+    }
+
+    /** {@return how long a completed key and its stored response are kept for replay} */
+    public Duration getRetention() {
+        return retention;
+    }
+
+    /**
+     * Sets how long a completed key and its stored response are kept (default 24 h): longer than your clients
+     * retry.
+     *
+     * @param retention 1 ms to 366 days
+     */
+    public void setRetention(Duration retention) {
+        this.retention = retention;
+    }
+
+    /** {@return where the store is} */
+    public Store getStore() {
+        return store;
+    }
+
+    /** {@return the HTTP {@code Idempotency-Key} filter's settings} */
+    public Http getHttp() {
+        return http;
+    }
+
+    /** Where the store is: a URI, or else the application's {@code DataSource} or Lettuce {@code RedisClient}. */
+    public static class Store {
+        private String uri;
+        private boolean createSchema;
+
+        /** Creates the store settings with their defaults. */
+        public Store() {}
+
+        /** {@return the store URI opened with {@code DedupStores.open}, or null to build the store from a bean} */
+        public String getUri() {
+            return uri;
+        }
+
+        /**
+         * Sets the store URI ({@code postgresql://...}, {@code redis://...}, {@code memory:} ...); it wins over the
+         * application's {@code DataSource} and {@code RedisClient}.
+         *
+         * @param uri a URI that {@code dev.dedup.DedupStores.open} accepts
+         */
+        public void setUri(String uri) {
+            this.uri = uri;
+        }
+
+        /** {@return whether a PostgreSQL store built on the application's DataSource creates its table} */
+        public boolean isCreateSchema() {
+            return createSchema;
+        }
+
+        /**
+         * Sets whether a PostgreSQL store built on the application's {@code DataSource} creates (or upgrades) its
+         * table at start (default false: it only checks the table and reports the DDL). A store opened by URI takes
+         * {@code createSchema} from the URI.
+         *
+         * @param createSchema true to create the table
+         */
+        public void setCreateSchema(boolean createSchema) {
+            this.createSchema = createSchema;
+        }
+    }
+
+    /** The HTTP {@code Idempotency-Key} filter's settings. */
+    public static class Http {
+        private boolean enabled = true;
+        private List<String> paths = new ArrayList<>();
+        private List<String> methods = new ArrayList<>(List.of("POST", "PATCH"));
+        private String keyHeader = "Idempotency-Key";
+        private String tenantHeader;
+        private List<String> replayHeaders = new ArrayList<>(List.of("Content-Type", "Location"));
+        private String replayedHeader = "Idempotent-Replayed";
+        private boolean storeServerErrors;
+        private boolean failOpen;
+        private DataSize maxBodySize = DataSize.ofMegabytes(1);
+        private int filterOrder;
+
+        /** Creates the HTTP settings with their defaults. */
+        public Http() {}
+
+        /** {@return whether the filter is registered (it protects only {@link #getPaths() paths})} */
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        /**
+         * Sets whether the filter is registered (default true).
+         *
+         * @param enabled false to leave every endpoint alone
+         */
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        /** {@return the protected path patterns} */
+        public List<String> getPaths() {
+            return paths;
+        }
+
+        /**
+         * Sets the protected path patterns, in Spring's {@code PathPattern} syntax ({@code /payments},
+         * {@code /orders/**}), matched against the path inside the application's context path. None by default:
+         * the filter protects nothing until paths are given.
+         *
+         * @param paths path patterns
+         */
+        public void setPaths(List<String> paths) {
+            this.paths = paths;
+        }
+
+        /** {@return the protected HTTP methods} */
+        public List<String> getMethods() {
+            return methods;
+        }
+
+        /**
+         * Sets the protected HTTP methods (default POST and PATCH, the methods that are not idempotent by
+         * definition).
+         *
+         * @param methods method names, upper case
+         */
+        public void setMethods(List<String> methods) {
+            this.methods = methods;
+        }
+
+        /** {@return the request header that carries the key} */
+        public String getKeyHeader() {
+            return keyHeader;
+        }
+
+        /**
+         * Sets the request header that carries the key (default {@code Idempotency-Key}).
+         *
+         * @param keyHeader a header name
+         */
+        public void setKeyHeader(String keyHeader) {
+            this.keyHeader = keyHeader;
+        }
+
+        /** {@return the request header whose value scopes keys per tenant, or null} */
+        public String getTenantHeader() {
+            return tenantHeader;
+        }
+
+        /**
+         * Sets a request header whose value scopes keys (say {@code X-Tenant-Id}); keys are always scoped by the
+         * authenticated principal, when there is one. None by default.
+         *
+         * @param tenantHeader a header name, or null
+         */
+        public void setTenantHeader(String tenantHeader) {
+            this.tenantHeader = tenantHeader;
+        }
+
+        /** {@return the response headers stored with the response and replayed} */
+        public List<String> getReplayHeaders() {
+            return replayHeaders;
+        }
+
+        /**
+         * Sets the response headers stored and replayed with the status and body (default {@code Content-Type} and
+         * {@code Location}). Never list headers that carry secrets, such as {@code Set-Cookie}.
+         *
+         * @param replayHeaders header names
+         */
+        public void setReplayHeaders(List<String> replayHeaders) {
+            this.replayHeaders = replayHeaders;
+        }
+
+        /** {@return the response header, set to {@code true}, that marks a replayed response} */
+        public String getReplayedHeader() {
+            return replayedHeader;
+        }
+
+        /**
+         * Sets the response header, set to {@code true}, that marks a replayed response (default
+         * {@code Idempotent-Replayed}).
+         *
+         * @param replayedHeader a header name
+         */
+        public void setReplayedHeader(String replayedHeader) {
+            this.replayedHeader = replayedHeader;
+        }
+
+        /** {@return whether 5xx responses are stored and replayed instead of releasing the key} */
+        public boolean isStoreServerErrors() {
+            return storeServerErrors;
+        }
+
+        /**
+         * Sets whether 5xx responses are stored and replayed (default false: a 5xx releases the key, so a retry
+         * runs the handler again). 2xx, 3xx and 4xx responses are always stored; an exception always releases.
+         *
+         * @param storeServerErrors true to store 5xx responses
+         */
+        public void setStoreServerErrors(boolean storeServerErrors) {
+            this.storeServerErrors = storeServerErrors;
+        }
+
+        /** {@return whether a protected request runs unprotected when the store cannot be reached} */
+        public boolean isFailOpen() {
+            return failOpen;
+        }
+
+        /**
+         * Sets whether a protected request runs without deduplication when the store cannot be reached (default
+         * false: it is answered 503, so nothing can run twice). Each such request is logged and counted.
+         *
+         * @param failOpen true to run requests when the store is down
+         */
+        public void setFailOpen(boolean failOpen) {
+            this.failOpen = failOpen;
+        }
+
+        /** {@return the largest request body a protected endpoint accepts} */
+        public DataSize getMaxBodySize() {
+            return maxBodySize;
+        }
+
+        /**
+         * Sets the largest request body a protected endpoint accepts (default 1 MB; larger is answered 413): the
+         * body is read into memory to fingerprint it.
+         *
+         * @param maxBodySize a size
+         */
+        public void setMaxBodySize(DataSize maxBodySize) {
+            this.maxBodySize = maxBodySize;
+        }
+
+        /** {@return the filter's order among the servlet filters} */
+        public int getFilterOrder() {
+            return filterOrder;
+        }
+
+        /**
+         * Sets the filter's order (default 0): after Spring Security's filter chain (-100), so the principal that
+         * scopes keys is known.
+         *
+         * @param filterOrder a servlet filter order
+         */
+        public void setFilterOrder(int filterOrder) {
+            this.filterOrder = filterOrder;
+        }
+    }
+}

@@ -1,0 +1,210 @@
+package dev.dedup.spring.boot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.test.web.server.LocalServerPort;
+
+/**
+ * The {@code Idempotency-Key} filter through real HTTP calls, on the store each subclass configures. Each test uses
+ * keys and bodies of its own.
+ */
+abstract class IdempotencyKeyContract {
+    @LocalServerPort
+    int port;
+
+    Http http;
+
+    @BeforeEach
+    void client() {
+        http = new Http(port);
+    }
+
+    static String key() {
+        return UUID.randomUUID().toString();
+    }
+
+    static String body() {
+        return "p-" + UUID.randomUUID().toString().substring(0, 12);
+    }
+
+    @Test
+    void aRetryReplaysStatusSelectedHeadersAndBodyWithoutRunningTheHandler() {
+        String key = key();
+        String body = body();
+
+        HttpResponse<String> first = http.post("/payments", key, body);
+        HttpResponse<String> retry = http.post("/payments", "\"" + key + "\"", body);   // as an RFC 8941 sf-string
+
+        assertThat(first.statusCode()).isEqualTo(201);
+        assertThat(first.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        assertThat(retry.statusCode()).isEqualTo(201);
+        assertThat(retry.body()).isEqualTo(first.body()).contains("\"run\":1");
+        assertThat(retry.headers().firstValue("Location")).hasValue("/payments/" + body);
+        assertThat(retry.headers().firstValue("Content-Type")).hasValueSatisfying(
+                type -> assertThat(type).startsWith("application/json"));
+        assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertThat(retry.headers().firstValue("X-Not-Replayed")).isEmpty();
+        assertThat(TestApplication.runs(body)).isEqualTo(1);
+    }
+
+    @Test
+    void concurrentDuplicatesRunTheHandlerOnceAndTheOthersGet409OrTheReplay() throws Exception {
+        String key = key();
+        String body = body();
+        int clients = 6;
+        CountDownLatch start = new CountDownLatch(1);
+        ExecutorService pool = Executors.newFixedThreadPool(clients);
+        try {
+            List<Future<HttpResponse<String>>> calls = new ArrayList<>();
+            for (int i = 0; i < clients; i++) {
+                calls.add(pool.submit(() -> {
+                    start.await();
+                    return http.post("/payments", key, body, "X-Sleep-Millis", "700");
+                }));
+            }
+            start.countDown();
+            int original = 0;
+            int conflicts = 0;
+            for (Future<HttpResponse<String>> call : calls) {
+                HttpResponse<String> response = call.get();
+                if (response.statusCode() == 409) {
+                    conflicts++;
+                    assertThat(response.headers().firstValue("Retry-After")).hasValueSatisfying(
+                            seconds -> assertThat(Long.parseLong(seconds)).isBetween(1L, 30L));
+                    assertThat(response.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+                } else {
+                    assertThat(response.statusCode()).isEqualTo(201);
+                    if (response.headers().firstValue("Idempotent-Replayed").isEmpty()) {
+                        original++;
+                    }
+                }
+            }
+            assertThat(original).isEqualTo(1);
+            assertThat(conflicts).isPositive();
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(TestApplication.runs(body)).isEqualTo(1);
+    }
+
+    @Test
+    void theSameKeyWithAnotherBodyOrPathIs422() {
+        String key = key();
+        String body = body();
+        assertThat(http.post("/payments", key, body).statusCode()).isEqualTo(201);
+
+        HttpResponse<String> otherBody = http.post("/payments", key, body + "-changed");
+        HttpResponse<String> otherPath = http.post("/rejects", key, body);
+
+        assertThat(otherBody.statusCode()).isEqualTo(422);
+        assertThat(otherBody.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+        assertThat(otherBody.body()).contains("\"status\":422");
+        assertThat(otherPath.statusCode()).isEqualTo(422);
+        assertThat(TestApplication.runs(body)).isEqualTo(1);
+        assertThat(TestApplication.runs(body + "-changed")).isZero();
+    }
+
+    @Test
+    void aMissingKeyOnAProtectedEndpointIs400AndTheHandlerDoesNotRun() {
+        String body = body();
+
+        HttpResponse<String> response = http.post("/payments", null, body);
+
+        assertThat(response.statusCode()).isEqualTo(400);
+        assertThat(response.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+        assertThat(response.body()).contains("Idempotency-Key");
+        assertThat(TestApplication.runs(body)).isZero();
+    }
+
+    @Test
+    void anUnprotectedPathRunsWithoutAKey() {
+        String body = body();
+
+        assertThat(http.post("/open", null, body).statusCode()).isEqualTo(200);
+        assertThat(http.post("/open", null, body).statusCode()).isEqualTo(200);
+        assertThat(TestApplication.runs(body)).isEqualTo(2);
+    }
+
+    @Test
+    void aServerErrorReleasesTheKeySoTheRetryRunsAgainAndIsThenStored() {
+        String key = key();
+        String body = body();
+
+        HttpResponse<String> first = http.post("/flaky", key, body);
+        HttpResponse<String> retry = http.post("/flaky", key, body);
+        HttpResponse<String> third = http.post("/flaky", key, body);
+
+        assertThat(first.statusCode()).isEqualTo(503);
+        assertThat(first.body()).isEqualTo("down");
+        assertThat(retry.statusCode()).isEqualTo(201);
+        assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        assertThat(third.statusCode()).isEqualTo(201);
+        assertThat(third.body()).isEqualTo("ok 2");
+        assertThat(third.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertThat(TestApplication.runs(body)).isEqualTo(2);
+    }
+
+    @Test
+    void anExceptionReleasesTheKeySoTheRetryRunsAgain() {
+        String key = key();
+        String body = body();
+
+        HttpResponse<String> first = http.post("/throws", key, body);
+        HttpResponse<String> retry = http.post("/throws", key, body);
+
+        assertThat(first.statusCode()).isEqualTo(500);
+        assertThat(retry.statusCode()).isEqualTo(201);
+        assertThat(retry.body()).isEqualTo("ok 2");
+        assertThat(TestApplication.runs(body)).isEqualTo(2);
+    }
+
+    @Test
+    void aClientErrorIsStoredAndReplayed() {
+        String key = key();
+        String body = body();
+
+        HttpResponse<String> first = http.post("/rejects", key, body);
+        HttpResponse<String> retry = http.post("/rejects", key, body);
+
+        assertThat(first.statusCode()).isEqualTo(400);
+        assertThat(retry.statusCode()).isEqualTo(400);
+        assertThat(retry.body()).isEqualTo("bad 1");
+        assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertThat(TestApplication.runs(body)).isEqualTo(1);
+    }
+
+    @Test
+    void keysAreScopedByThePrincipal() {
+        String key = key();
+        String body = body();
+
+        HttpResponse<String> alice = http.post("/payments", key, body, "X-Test-User", "alice");
+        HttpResponse<String> bob = http.post("/payments", key, body, "X-Test-User", "bob");
+        HttpResponse<String> aliceAgain = http.post("/payments", key, body, "X-Test-User", "alice");
+
+        assertThat(alice.statusCode()).isEqualTo(201);
+        assertThat(bob.statusCode()).isEqualTo(201);
+        assertThat(bob.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        assertThat(aliceAgain.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertThat(aliceAgain.body()).isEqualTo(alice.body());
+        assertThat(TestApplication.runs(body)).isEqualTo(2);
+    }
+
+    @Test
+    void theStoreIsUpInTheHealthReport() {
+        HttpResponse<String> health = http.get("/actuator/health/dedup");
+
+        assertThat(health.statusCode()).isEqualTo(200);
+        assertThat(health.body()).contains("\"status\":\"UP\"");
+    }
+}

@@ -1,0 +1,23 @@
+package dev.dedup.spring.boot;
+
+import dev.dedup.tck.TestServers;
+import java.util.UUID;
+
+/** The real servers the tests run on, as the other modules find them. */
+final class Servers {
+    private Servers() {}
+
+    /** {@return the PostgreSQL JDBC URL, such as {@code jdbc:postgresql://127.0.0.1:15432/dedup?user=postgres}} */
+    static String postgresJdbcUrl() {
+        return TestServers.require("PostgreSQL 15", "DEDUP_TEST_POSTGRES_URL", null);
+    }
+
+    /** {@return the Redis URL, such as {@code redis://127.0.0.1:16379}} */
+    static String redisUrl() {
+        return TestServers.require("Redis 7", "DEDUP_TEST_REDIS_URL", null);
+    }
+
+    static String unique(String prefix) {
+        return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+}

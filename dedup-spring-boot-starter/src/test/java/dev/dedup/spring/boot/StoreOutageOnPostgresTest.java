@@ -1,0 +1,41 @@
+package dev.dedup.spring.boot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.net.http.HttpResponse;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+/** The store down: protected requests are answered 503 (fail closed), counted, and served again once it is back. */
+@SpringBootTest(classes = TestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = "dedup.http.paths=/payments")
+class StoreOutageOnPostgresTest extends StoreOutageContract {
+
+    @DynamicPropertySource
+    static void store(DynamicPropertyRegistry registry) {
+        registry.add("spring.datasource.url", Servers::postgresJdbcUrl);   // the application's own, unused here
+        registry.add("dedup.store.uri", StoreOutageContract::storeUri);
+    }
+
+    @Test
+    void theStoreDownIs503AndTheHandlerDoesNotRunThenServesAgain() {
+        String body = Servers.unique("down");
+        assertThat(http.post("/payments", Servers.unique("k"), body + "-before").statusCode()).isEqualTo(201);
+
+        storeDown();
+        HttpResponse<String> down = http.post("/payments", Servers.unique("k"), body);
+
+        assertThat(down.statusCode()).isEqualTo(503);
+        assertThat(down.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+        assertThat(down.body()).doesNotContain("postgres").doesNotContain("password");
+        assertThat(TestApplication.runs(body)).isZero();
+        assertThat(outages("rejected")).isEqualTo(1);
+
+        PROXY.heal();
+        HttpResponse<String> back = http.post("/payments", Servers.unique("k"), body);
+        assertThat(back.statusCode()).isEqualTo(201);
+        assertThat(TestApplication.runs(body)).isEqualTo(1);
+    }
+}

@@ -34,7 +34,10 @@ import org.slf4j.LoggerFactory;
  * completed key returns the stored result without running the handler (replay for {@code Idempotency-Key}). A
  * handler failure releases the claim so the redelivery runs at once, unless {@link Builder#keepKeyOn} marks the
  * failure non-retryable: the key is then stored as failed and redeliveries are {@link ProcessingOutcome.AlreadyFailed}.
- * While the handler runs, the lease is extended every third of the lease, off the caller's thread.
+ * While the handler runs, the lease is extended every third of the lease, off the caller's thread. With a
+ * {@link Builder#fingerprint} function, each claim stores the message's payload fingerprint, and a duplicate whose
+ * stored fingerprint differs is {@link ProcessingOutcome.KeyReused}: another message reused the key, so nothing is
+ * replayed.
  *
  * <p>{@code process} never throws for a delivery: every failure, of the key function, the store, the codec or the
  * handler, ends in a {@link ProcessingOutcome} (only an {@link Error} from the handler is rethrown, after the claim

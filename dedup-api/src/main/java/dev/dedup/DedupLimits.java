@@ -17,6 +17,9 @@ public final class DedupLimits {
     /** Largest stored result: leaves room under DynamoDB's 400 KB item limit. */
     public static final int MAX_RESULT_BYTES = 256 * 1024;
 
+    /** Longest payload fingerprint: room for a SHA-512 digest; a SHA-256 digest takes 32 bytes. */
+    public static final int MAX_FINGERPRINT_BYTES = 64;
+
     /** Most keys in one {@code claimAll} call. */
     public static final int MAX_BATCH_KEYS = 1000;
 
@@ -105,6 +108,22 @@ public final class DedupLimits {
                     + result.length + " bytes");
         }
         return result;
+    }
+
+    /**
+     * Checks an optional payload fingerprint: null (none) or 1 to {@link #MAX_FINGERPRINT_BYTES} bytes.
+     *
+     * @param fingerprint the digest of the message's content to store with a claim, or null for none
+     * @return {@code fingerprint} itself, not copied
+     * @throws IllegalArgumentException if {@code fingerprint} is empty or longer than {@link #MAX_FINGERPRINT_BYTES}
+     */
+    public static byte[] checkFingerprint(byte[] fingerprint) {
+        if (fingerprint != null && (fingerprint.length == 0 || fingerprint.length > MAX_FINGERPRINT_BYTES)) {
+            throw new IllegalArgumentException("fingerprint must be 1 to " + MAX_FINGERPRINT_BYTES
+                    + " bytes (MAX_FINGERPRINT_BYTES), or null for none, but was " + fingerprint.length
+                    + " bytes; store a digest of the payload, such as its SHA-256");
+        }
+        return fingerprint;
     }
 
     /**

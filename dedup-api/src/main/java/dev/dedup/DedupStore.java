@@ -35,7 +35,29 @@ public interface DedupStore extends AutoCloseable {
      * @throws IllegalArgumentException if {@code key} or {@code lease} breaks a limit
      * @throws DedupStoreException if the backend failed; whether the claim was taken is then unknown
      */
-    ClaimResult claim(String key, Duration lease);
+    default ClaimResult claim(String key, Duration lease) {
+        return claim(key, lease, null);
+    }
+
+    /**
+     * Claims {@code key} for {@code lease} as {@link #claim(String, Duration)} does, storing {@code fingerprint} with
+     * the claim: a digest of the message's content (such as the SHA-256 of a canonical request), which every
+     * {@link Duplicate} of the record returns ({@link Duplicate#fingerprint()}), in progress, completed or failed, so
+     * the caller can tell a redelivery of the same message from another message reusing the key. Complete and fail
+     * keep it; a take-over of an expired record replaces it with the new claim's (or none). The store only keeps and
+     * returns it; comparing is the caller's ({@link IdempotentConsumer.Builder#fingerprint} does).
+     *
+     * @param key the message's dedup key, as for {@link #claim(String, Duration)}
+     * @param lease how long the claim holds unless completed, released or extended: 1 ms to 366 days
+     * @param fingerprint 1 to {@link DedupLimits#MAX_FINGERPRINT_BYTES} bytes, copied; or null for none, which is
+     *     {@link #claim(String, Duration)}
+     * @return a {@link Claim} when the caller won the key, else a {@link Duplicate} describing the live record,
+     *     with its stored fingerprint
+     * @throws IllegalArgumentException if {@code key}, {@code lease} or {@code fingerprint} breaks a limit; nothing
+     *     is stored then
+     * @throws DedupStoreException if the backend failed; whether the claim was taken is then unknown
+     */
+    ClaimResult claim(String key, Duration lease, byte[] fingerprint);
 
     /**
      * Turns the caller's in-progress claim into a completed record kept for {@code retention}, with an optional
@@ -85,7 +107,9 @@ public interface DedupStore extends AutoCloseable {
 
     /**
      * Claims every key, returning one result per key in input order; a key given twice yields one {@link Claim} and
-     * then a duplicate. Stores override this with one round trip where the backend allows.
+     * then a duplicate. Stores override this with one round trip where the backend allows. A batch stores no
+     * fingerprints (its claims are as {@link #claim(String, Duration)}), but its duplicates return the fingerprint
+     * their record holds; claim one key at a time to store one.
      *
      * @param keys 0 to {@link DedupLimits#MAX_BATCH_KEYS} keys, each as for {@link #claim}
      * @param lease how long each won claim holds: 1 ms to 366 days

@@ -4,6 +4,7 @@ import dev.dedup.Heartbeats.Heartbeat;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -33,7 +34,10 @@ import org.slf4j.LoggerFactory;
  * completed key returns the stored result without running the handler (replay for {@code Idempotency-Key}). A
  * handler failure releases the claim so the redelivery runs at once, unless {@link Builder#keepKeyOn} marks the
  * failure non-retryable: the key is then stored as failed and redeliveries are {@link ProcessingOutcome.AlreadyFailed}.
- * While the handler runs, the lease is extended every third of the lease, off the caller's thread.
+ * While the handler runs, the lease is extended every third of the lease, off the caller's thread. With a
+ * {@link Builder#fingerprint} function, each claim stores the message's payload fingerprint, and a duplicate whose
+ * stored fingerprint differs is {@link ProcessingOutcome.KeyReused}: another message reused the key, so nothing is
+ * replayed.
  *
  * <p>{@code process} never throws for a delivery: every failure, of the key function, the store, the codec or the
  * handler, ends in a {@link ProcessingOutcome} (only an {@link Error} from the handler is rethrown, after the claim
@@ -48,6 +52,7 @@ public final class IdempotentConsumer<M, R> {
 
     private final DedupStore store;
     private final Function<? super M, String> keyOf;
+    private final Function<? super M, byte[]> fingerprintOf;
     private final ResultCodec<R> codec;
     private final Duration lease;
     private final Duration retention;
@@ -59,6 +64,7 @@ public final class IdempotentConsumer<M, R> {
     private IdempotentConsumer(Builder<M, R> builder) {
         this.store = builder.store;
         this.keyOf = builder.keyOf;
+        this.fingerprintOf = builder.fingerprintOf;
         this.codec = builder.codec;
         this.lease = builder.lease;
         this.retention = builder.retention;
@@ -112,23 +118,31 @@ public final class IdempotentConsumer<M, R> {
 
     private ProcessingOutcome<R> decide(M message, MessageHandler<? super M, ? extends R> handler) {
         String key;
+        byte[] fingerprint;
         try {
             key = DedupLimits.checkKey(keyOf.apply(message));
+            fingerprint = fingerprintOf(message);
         } catch (RuntimeException e) {
             return new ProcessingOutcome.Failed<>(null, e, false);
         }
-        return claimAndRun(key, message, handler);
+        return claimAndRun(key, fingerprint, message, handler);
     }
 
-    private ProcessingOutcome<R> claimAndRun(String key, M message, MessageHandler<? super M, ? extends R> handler) {
+    /** The message's checked fingerprint, or null when none is configured or the function returns none. */
+    private byte[] fingerprintOf(M message) {
+        return fingerprintOf == null ? null : DedupLimits.checkFingerprint(fingerprintOf.apply(message));
+    }
+
+    private ProcessingOutcome<R> claimAndRun(String key, byte[] fingerprint, M message,
+            MessageHandler<? super M, ? extends R> handler) {
         ClaimResult claimed;
         try {
-            claimed = StoreCalls.uninterrupted(() -> store.claim(key, lease));
+            claimed = StoreCalls.uninterrupted(() -> store.claim(key, lease, fingerprint));
         } catch (RuntimeException e) {
             return new ProcessingOutcome.Failed<>(key, e, false);
         }
         if (claimed instanceof Duplicate duplicate) {
-            return duplicateOutcome(duplicate);
+            return duplicateOutcome(duplicate, fingerprint);
         }
         Claim claim = (Claim) claimed;
         Heartbeat heartbeat;
@@ -176,7 +190,9 @@ public final class IdempotentConsumer<M, R> {
      *
      * <p>Every won claim is heartbeated from the batch claim on, so a message waiting for the ones before it keeps
      * its lease. A key that appears twice in the batch, or whose claim was lost while it waited, is claimed again on
-     * its own when its turn comes.
+     * its own when its turn comes. With a {@link Builder#fingerprint} function there is no batch claim (a batch
+     * stores no fingerprints): each message is claimed on its own, with its fingerprint, when its turn comes. A
+     * {@link ProcessingOutcome.KeyReused} message does not stop the walk: route it to a dead letter.
      *
      * @param messages the messages, in the order they must take effect
      * @param handler the business work for one message
@@ -214,6 +230,7 @@ public final class IdempotentConsumer<M, R> {
     private final class OrderedBatch {
         private final List<? extends M> messages;
         private final String[] keys;
+        private final byte[][] fingerprints;
         private final RuntimeException[] keyFailures;
         /** The first position of each distinct key, in order: only that position uses the batch's claim result. */
         private final Map<String, Integer> firstPosition = new LinkedHashMap<>();
@@ -224,11 +241,14 @@ public final class IdempotentConsumer<M, R> {
         OrderedBatch(List<? extends M> messages) {
             this.messages = messages;
             this.keys = new String[messages.size()];
+            this.fingerprints = new byte[messages.size()][];
             this.keyFailures = new RuntimeException[messages.size()];
             for (int i = 0; i < keys.length; i++) {
                 try {
-                    keys[i] = DedupLimits.checkKey(keyOf.apply(messages.get(i)));
-                    firstPosition.putIfAbsent(keys[i], i);
+                    String key = DedupLimits.checkKey(keyOf.apply(messages.get(i)));
+                    fingerprints[i] = fingerprintOf(messages.get(i));
+                    keys[i] = key;
+                    firstPosition.putIfAbsent(key, i);
                 } catch (RuntimeException e) {
                     keyFailures[i] = e;
                 }
@@ -237,6 +257,9 @@ public final class IdempotentConsumer<M, R> {
 
         /** One claimAll for every distinct key (split only past the store's batch limit), then the heartbeats. */
         void claim() {
+            if (fingerprintOf != null) {
+                return;     // each message is claimed with its fingerprint when its turn comes
+            }
             List<String> distinct = new ArrayList<>(firstPosition.keySet());
             try {
                 for (int from = 0; from < distinct.size(); from += DedupLimits.MAX_BATCH_KEYS) {
@@ -269,18 +292,18 @@ public final class IdempotentConsumer<M, R> {
                 return new ProcessingOutcome.Failed<>(key, claimFailure, false);
             }
             M message = messages.get(i);
-            if (firstPosition.get(key) != i) {
-                return claimAndRun(key, message, handler);
+            if (fingerprintOf != null || firstPosition.get(key) != i) {
+                return claimAndRun(key, fingerprints[i], message, handler);
             }
             ClaimResult result = claimed.remove(key);
             if (result instanceof Duplicate duplicate) {
-                return duplicateOutcome(duplicate);
+                return duplicateOutcome(duplicate, null);
             }
             Heartbeat heartbeat = heartbeatOf.remove(key);
             if (heartbeat.lost()) {
                 // The store said the claim is no longer ours while the message waited: claim it afresh.
                 heartbeat.stop();
-                return claimAndRun(key, message, handler);
+                return claimAndRun(key, null, message, handler);
             }
             return runClaimed((Claim) result, heartbeat, message, handler);
         }
@@ -315,7 +338,17 @@ public final class IdempotentConsumer<M, R> {
         }
     }
 
-    private ProcessingOutcome<R> duplicateOutcome(Duplicate duplicate) {
+    /**
+     * What a duplicate means for this delivery: when both the record and the message carry a fingerprint and they
+     * differ, another message reused the key, whatever the record's state; else a redelivery of the same message.
+     */
+    private ProcessingOutcome<R> duplicateOutcome(Duplicate duplicate, byte[] fingerprint) {
+        if (fingerprint != null && duplicate.fingerprint().filter(stored -> !Arrays.equals(stored, fingerprint))
+                .isPresent()) {
+            log.warn("key {} was reused by a message with another payload fingerprint; not replaying",
+                    duplicate.key());
+            return new ProcessingOutcome.KeyReused<>(duplicate.key());
+        }
         return switch (duplicate.state()) {
             case COMPLETED -> new ProcessingOutcome.AlreadyProcessed<>(duplicate.key(), decodeQuietly(duplicate));
             case FAILED -> new ProcessingOutcome.AlreadyFailed<>(duplicate.key(),
@@ -446,6 +479,7 @@ public final class IdempotentConsumer<M, R> {
         private final DedupStore store;
         private final Function<? super M, String> keyOf;
         private final ResultCodec<R> codec;
+        private Function<? super M, byte[]> fingerprintOf;
         private Duration lease = Duration.ofSeconds(30);
         private Duration retention = Duration.ofDays(1);
         private Predicate<? super Exception> keepKeyOn = failure -> false;
@@ -479,6 +513,24 @@ public final class IdempotentConsumer<M, R> {
          */
         public Builder<M, R> retention(Duration retention) {
             this.retention = DedupLimits.checkDuration("retention", retention);
+            return this;
+        }
+
+        /**
+         * Stores a fingerprint of each message's payload with its claim (default: none), so a different message that
+         * reuses a live key is told apart from a redelivery: when the duplicate's stored fingerprint and the
+         * message's are both present and differ, the outcome is {@link ProcessingOutcome.KeyReused}, the handler
+         * does not run and nothing is replayed. A record stored without a fingerprint (by a consumer without this
+         * setting, or by a batch claim) matches any message. Use a digest of a canonical form of the payload, such
+         * as {@code MessageDigest.getInstance("SHA-256").digest(body)}.
+         *
+         * @param fingerprint maps a message to 1 to {@link DedupLimits#MAX_FINGERPRINT_BYTES} bytes, or to null for
+         *     none; if it throws or returns more, the delivery is {@link ProcessingOutcome.Failed} with a null key
+         *     and the store is not called
+         * @return this builder
+         */
+        public Builder<M, R> fingerprint(Function<? super M, byte[]> fingerprint) {
+            this.fingerprintOf = Objects.requireNonNull(fingerprint, "fingerprint");
             return this;
         }
 

@@ -18,8 +18,8 @@ public sealed interface ProcessingOutcome<R> {
      * Tells the caller whether to ack the delivery.
      *
      * @return true when the broker may forget the message: it was processed here or before. False when it must come
-     *     back later: still running elsewhere, or failed here (after a non-retryable failure whose key was kept, route
-     *     it to a dead-letter queue instead)
+     *     back later: still running elsewhere, or failed here (after a non-retryable failure whose key was kept, or
+     *     for a {@link KeyReused} key, route it to a dead-letter queue instead)
      */
     boolean shouldAck();
 
@@ -85,14 +85,32 @@ public sealed interface ProcessingOutcome<R> {
     }
 
     /**
+     * Another message already used this key: the live record's claim stored a payload fingerprint that differs from
+     * this message's ({@link IdempotentConsumer.Builder#fingerprint}), whether that record is in progress, completed
+     * or failed. The handler did not run, and this is never a replay: the stored result belongs to the other
+     * message. A redelivery cannot succeed while the key lives, so do not ack and do not retry: route the message to
+     * a dead-letter queue (the Kafka and RabbitMQ adapters do), or answer an HTTP request with {@code 422}.
+     *
+     * @param key the reused key
+     * @param <R> the handler's result type
+     */
+    record KeyReused<R>(String key) implements ProcessingOutcome<R> {
+        @Override
+        public boolean shouldAck() {
+            return false;
+        }
+    }
+
+    /**
      * The handler or the store failed; nack, or dead-letter when {@code keyKept}. Before the handler ran: the key
-     * function threw or returned an invalid key ({@code key} is then null), or the store failed or was closed at the
+     * function threw or returned an invalid key, or the fingerprint function threw or returned an invalid fingerprint
+     * ({@code key} is then null), or the store failed or was closed at the
      * claim, or the heartbeat could not be scheduled (the claim was released). The handler threw: the claim was
      * released so a redelivery runs at once (or lapses with its lease if the store failed), unless the failure is
      * non-retryable ({@link IdempotentConsumer.Builder#keepKeyOn}), when {@code keyKept} is true and redeliveries are
      * {@link AlreadyFailed}.
      *
-     * @param key the message's key, or null when the key function failed
+     * @param key the message's key, or null when the key or the fingerprint function failed
      * @param cause what failed: the handler's exception, the store's, or the key function's
      * @param keyKept true when the key was completed as failed, so redeliveries are {@link AlreadyFailed}
      * @param <R> the handler's result type

@@ -40,9 +40,9 @@ final class HookedStore extends AbstractDedupStore {
     }
 
     @Override
-    protected ClaimResult doClaim(String key, String owner, Duration lease) {
+    protected ClaimResult doClaim(String key, String owner, Duration lease, byte[] fingerprint) {
         hook.before("claim", key);
-        return delegate.claim(key, lease);
+        return delegate.claim(key, lease, fingerprint);
     }
 
     @Override

@@ -154,9 +154,9 @@ class IdempotentConsumerInOrderTest {
         }
 
         @Override
-        public ClaimResult claim(String key, Duration lease) {
+        public ClaimResult claim(String key, Duration lease, byte[] fingerprint) {
             count("claim");
-            return delegate.claim(key, lease);
+            return delegate.claim(key, lease, fingerprint);
         }
 
         @Override

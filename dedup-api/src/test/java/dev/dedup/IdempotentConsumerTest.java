@@ -193,11 +193,11 @@ class IdempotentConsumerTest {
         }
 
         @Override
-        protected ClaimResult doClaim(String key, String owner, Duration lease) {
+        protected ClaimResult doClaim(String key, String owner, Duration lease, byte[] fingerprint) {
             if (failClaims) {
                 throw down("claim");
             }
-            return delegate.claim(key, lease);
+            return delegate.claim(key, lease, fingerprint);
         }
 
         @Override

@@ -26,7 +26,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class InMemoryDedupStore extends AbstractDedupStore {
     static final int MIN_SWEEP_SIZE = 1024;
 
-    private record Entry(String owner, RecordState state, Instant expiresAt, byte[] result) {
+    private record Entry(String owner, RecordState state, Instant expiresAt, byte[] result, byte[] fingerprint) {
         boolean liveAt(Instant now) {
             return expiresAt.isAfter(now);
         }
@@ -89,7 +89,7 @@ public final class InMemoryDedupStore extends AbstractDedupStore {
     }
 
     @Override
-    protected ClaimResult doClaim(String key, String owner, Duration lease) {
+    protected ClaimResult doClaim(String key, String owner, Duration lease, byte[] fingerprint) {
         int size = entries.size();
         int threshold = nextSweepAt.get();
         if (size >= threshold && nextSweepAt.compareAndSet(threshold, Integer.MAX_VALUE)) {
@@ -98,20 +98,24 @@ public final class InMemoryDedupStore extends AbstractDedupStore {
             nextSweepAt.set((int) Math.min(Integer.MAX_VALUE, Math.max(MIN_SWEEP_SIZE, 2L * entries.size())));
         }
         Instant now = clock.instant();
-        Entry fresh = new Entry(owner, RecordState.IN_PROGRESS, now.plus(lease), null);
+        Entry fresh = new Entry(owner, RecordState.IN_PROGRESS, now.plus(lease), null, fingerprint);
         Entry current = entries.compute(key, (k, existing) -> existing != null && existing.liveAt(now) ? existing : fresh);
         if (current == fresh) {
             return new Claim(namespace(), key, owner, fresh.expiresAt());
         }
-        return new Duplicate(key, current.state(), current.expiresAt(), current.result());
+        return new Duplicate(key, current.state(), current.expiresAt(), current.result(), current.fingerprint());
     }
 
     @Override
     protected boolean doFinish(Claim claim, RecordState outcome, Duration retention, byte[] payload) {
         Instant now = clock.instant();
-        Entry done = new Entry(claim.owner(), outcome, now.plus(retention), payload);
-        return entries.computeIfPresent(claim.key(), (k, existing) -> existing.heldBy(claim.owner(), now) ? done : existing)
-                == done;
+        boolean[] done = {false};
+        entries.computeIfPresent(claim.key(), (k, existing) -> {
+            done[0] = existing.heldBy(claim.owner(), now);
+            return done[0] ? new Entry(claim.owner(), outcome, now.plus(retention), payload, existing.fingerprint())
+                    : existing;
+        });
+        return done[0];
     }
 
     @Override
@@ -128,8 +132,12 @@ public final class InMemoryDedupStore extends AbstractDedupStore {
     @Override
     protected boolean doExtend(Claim claim, Duration lease) {
         Instant now = clock.instant();
-        Entry renewed = new Entry(claim.owner(), RecordState.IN_PROGRESS, now.plus(lease), null);
-        return entries.computeIfPresent(claim.key(), (k, existing) -> existing.heldBy(claim.owner(), now) ? renewed : existing)
-                == renewed;
+        boolean[] renewed = {false};
+        entries.computeIfPresent(claim.key(), (k, existing) -> {
+            renewed[0] = existing.heldBy(claim.owner(), now);
+            return renewed[0] ? new Entry(claim.owner(), RecordState.IN_PROGRESS, now.plus(lease), null,
+                    existing.fingerprint()) : existing;
+        });
+        return renewed[0];
     }
 }

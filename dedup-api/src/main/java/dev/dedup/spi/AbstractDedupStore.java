@@ -42,10 +42,16 @@ public abstract class AbstractDedupStore implements DedupStore {
 
     @Override
     public final ClaimResult claim(String key, Duration lease) {
+        return claim(key, lease, null);
+    }
+
+    @Override
+    public final ClaimResult claim(String key, Duration lease, byte[] fingerprint) {
         checkOpen();
         DedupLimits.checkKey(key);
         DedupLimits.checkDuration("lease", lease);
-        return doClaim(key, newOwnerToken(), lease);
+        DedupLimits.checkFingerprint(fingerprint);
+        return doClaim(key, newOwnerToken(), lease, fingerprint == null ? null : fingerprint.clone());
     }
 
     @Override
@@ -101,14 +107,18 @@ public abstract class AbstractDedupStore implements DedupStore {
     }
 
     /**
-     * Claims a valid key under the fresh {@code owner} token.
+     * Claims a valid key under the fresh {@code owner} token, storing {@code fingerprint} with the claim. A
+     * take-over of an expired record replaces the record's fingerprint with this one (or removes it when null);
+     * {@link #doFinish} and {@link #doExtend} keep it. A duplicate returns the live record's fingerprint.
      *
      * @param key a valid key, without namespace; the backend prefixes or scopes it with {@link #namespace()}
      * @param owner a fresh random token to store with the claim, from {@link #newOwnerToken()}
      * @param lease a valid lease, counted on the backend's clock where it has one
-     * @return a {@link Claim} carrying {@code owner}, or a {@link Duplicate} of the live record
+     * @param fingerprint 1 to {@link DedupLimits#MAX_FINGERPRINT_BYTES} bytes, already copied and checked, or null
+     *     for none
+     * @return a {@link Claim} carrying {@code owner}, or a {@link Duplicate} of the live record, with its fingerprint
      */
-    protected abstract ClaimResult doClaim(String key, String owner, Duration lease);
+    protected abstract ClaimResult doClaim(String key, String owner, Duration lease, byte[] fingerprint);
 
     /**
      * Ends the record in {@code outcome} ({@link RecordState#COMPLETED} or {@link RecordState#FAILED}), kept for
@@ -143,6 +153,7 @@ public abstract class AbstractDedupStore implements DedupStore {
     /**
      * Claims a valid, non-empty batch, results in input order. This default makes one call per key; a store
      * overrides it to claim the whole batch in one round trip. Use {@link #newOwnerToken()} for each claimed key.
+     * A batch stores no fingerprint, but its duplicates return the fingerprint of their record.
      *
      * @param keys 1 to {@link DedupLimits#MAX_BATCH_KEYS} valid keys, an immutable copy; a key may repeat
      * @param lease a valid lease
@@ -152,7 +163,7 @@ public abstract class AbstractDedupStore implements DedupStore {
     protected List<ClaimResult> doClaimAll(List<String> keys, Duration lease) {
         List<ClaimResult> results = new ArrayList<>(keys.size());
         for (String key : keys) {
-            results.add(doClaim(key, newOwnerToken(), lease));
+            results.add(doClaim(key, newOwnerToken(), lease, null));
         }
         return results;
     }
@@ -194,7 +205,7 @@ public abstract class AbstractDedupStore implements DedupStore {
         for (String key : keys) {
             ClaimResult result = byDistinctKey.get(key);
             if (!seen.add(key) && result instanceof Claim claim) {
-                result = new Duplicate(key, RecordState.IN_PROGRESS, claim.expiresAt(), null);
+                result = new Duplicate(key, RecordState.IN_PROGRESS, claim.expiresAt(), null, null);
             }
             results.add(result);
         }

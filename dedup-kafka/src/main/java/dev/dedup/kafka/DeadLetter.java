@@ -13,8 +13,10 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  * @param reason why it cannot take effect
  * @param key its dedup key; empty for {@link Reason#NO_KEY}
  * @param error a description of the failure: the exception's for {@link Reason#NO_KEY} and {@link Reason#FAILED},
- *     the stored one (empty if none was stored) for {@link Reason#ALREADY_FAILED}
- * @param cause the exception, where this delivery saw one (not for {@link Reason#ALREADY_FAILED})
+ *     the stored one (empty if none was stored) for {@link Reason#ALREADY_FAILED}, what was reused for
+ *     {@link Reason#KEY_REUSED}
+ * @param cause the exception, where this delivery saw one (not for {@link Reason#ALREADY_FAILED} nor
+ *     {@link Reason#KEY_REUSED})
  */
 public record DeadLetter<K, V>(ConsumerRecord<K, V> record, Reason reason, Optional<String> key,
         Optional<String> error, Optional<Throwable> cause) {
@@ -43,6 +45,11 @@ public record DeadLetter<K, V>(ConsumerRecord<K, V> record, Reason reason, Optio
         /** The handler failed here with a failure judged non-retryable; its key is stored as failed. */
         FAILED,
         /** A redelivery of a record whose key was stored as failed before: the handler did not run. */
-        ALREADY_FAILED
+        ALREADY_FAILED,
+        /**
+         * Another record with a different payload fingerprint holds the key (see
+         * {@link KafkaRecordProcessor.Builder#fingerprint}): the handler did not run and nothing was replayed.
+         */
+        KEY_REUSED
     }
 }

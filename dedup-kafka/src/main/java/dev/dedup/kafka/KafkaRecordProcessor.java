@@ -47,8 +47,8 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>a record that took effect, here or before ({@code Processed}, {@code AlreadyProcessed}, {@code LeaseLost}), is
  *       committed past;
- *   <li>a record that never can ({@code AlreadyFailed}, {@code Failed} with its key kept, or no key at all) goes to
- *       the {@link DeadLetterHandler} and is then committed past;
+ *   <li>a record that never can ({@code AlreadyFailed}, {@code KeyReused}, {@code Failed} with its key kept, or no
+ *       key at all) goes to the {@link DeadLetterHandler} and is then committed past;
  *   <li>the first record that must come again ({@code InProgressElsewhere}, a retryable {@code Failed}, or a dead
  *       letter that could not be stored) stops its partition: the offset is committed up to it, never past it, the
  *       partition is sought back to it and paused for the retry back-off, and the records after it are not run.
@@ -83,6 +83,9 @@ public final class KafkaRecordProcessor<K, V, R> {
                 .lease(builder.lease)
                 .retention(builder.retention)
                 .keepKeyOn(builder.keepKeyOn);
+        if (builder.fingerprint != null) {
+            settings.fingerprint(builder.fingerprint);
+        }
         if (builder.describeFailure != null) {
             settings.failureDescription(builder.describeFailure);
         }
@@ -189,6 +192,11 @@ public final class KafkaRecordProcessor<K, V, R> {
             return deadLetter(new DeadLetter<>(record, DeadLetter.Reason.ALREADY_FAILED, Optional.of(failed.key()),
                     failed.error(), Optional.empty()));
         }
+        if (outcome instanceof ProcessingOutcome.KeyReused<R> reused) {
+            return deadLetter(new DeadLetter<>(record, DeadLetter.Reason.KEY_REUSED, Optional.of(reused.key()),
+                    Optional.of("key " + reused.key() + " is held by a record with another payload fingerprint"),
+                    Optional.empty()));
+        }
         ProcessingOutcome.Failed<R> failed = (ProcessingOutcome.Failed<R>) outcome;
         if (failed.key() == null) {
             return deadLetter(new DeadLetter<>(record, DeadLetter.Reason.NO_KEY, Optional.empty(),
@@ -279,6 +287,7 @@ public final class KafkaRecordProcessor<K, V, R> {
         private Duration retention = Duration.ofDays(1);
         private Predicate<? super Exception> keepKeyOn = failure -> false;
         private Function<? super Exception, String> describeFailure;
+        private Function<? super ConsumerRecord<K, V>, byte[]> fingerprint;
         private java.util.function.Consumer<? super ProcessingOutcome<?>> outcomeListener;
         private DeadLetterHandler<K, V> deadLetters;
         private Duration retryBackoff = Duration.ofSeconds(1);
@@ -333,6 +342,21 @@ public final class KafkaRecordProcessor<K, V, R> {
          */
         public Builder<K, V, R> keepKeyOn(Predicate<? super Exception> nonRetryable) {
             this.keepKeyOn = Objects.requireNonNull(nonRetryable, "nonRetryable");
+            return this;
+        }
+
+        /**
+         * Stores a fingerprint of each record's payload with its key (default: none), so another record that reuses
+         * a live key with a different payload goes to the dead letters ({@link DeadLetter.Reason#KEY_REUSED}) instead
+         * of being taken for a redelivery; see {@link IdempotentConsumer.Builder#fingerprint}. With a fingerprint,
+         * each record is claimed on its own instead of one {@code claimAll} per partition.
+         *
+         * @param fingerprint maps a record to 1 to {@link dev.dedup.DedupLimits#MAX_FINGERPRINT_BYTES} bytes (such as
+         *     the SHA-256 of its value), or to null for none
+         * @return this builder
+         */
+        public Builder<K, V, R> fingerprint(Function<? super ConsumerRecord<K, V>, byte[]> fingerprint) {
+            this.fingerprint = Objects.requireNonNull(fingerprint, "fingerprint");
             return this;
         }
 

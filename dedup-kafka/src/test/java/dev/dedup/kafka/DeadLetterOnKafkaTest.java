@@ -9,8 +9,11 @@ import static dev.dedup.kafka.KafkaTestSupport.unique;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dedup.DedupStore;
+import dev.dedup.ProcessingOutcome;
 import dev.dedup.ResultCodec;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -61,6 +64,56 @@ class DeadLetterOnKafkaTest {
             assertThat(header(letter, DeadLetterTopic.REASON_HEADER)).isEqualTo("NO_KEY");
             assertThat(header(letter, DeadLetterTopic.ERROR_HEADER)).contains("message-id");
             assertThat(header(letter, DeadLetterTopic.ORIGIN_HEADER)).isEqualTo(topic + "-0@1");
+        }
+    }
+
+    @Test
+    @DisplayName("a record reusing a key with another payload fingerprint goes to <topic>.DLT as KEY_REUSED")
+    void reusedKeyWithAnotherPayloadIsDeadLettered() throws Exception {
+        String topic = createTopic("key-reused", 1);
+        try (Admin admin = KafkaTestSupport.admin()) {
+            admin.createTopics(List.of(new NewTopic(topic + ".DLT", 1, (short) 1))).all().get();
+        }
+        List<String> handled = new CopyOnWriteArrayList<>();
+        List<ProcessingOutcome<?>> outcomes = new CopyOnWriteArrayList<>();
+        String group = "key-reused-" + unique();
+        try (DedupStore store = KafkaTestSupport.postgresStore("kafka-reused-" + unique());
+                KafkaProducer<String, String> producer = producer();
+                KafkaConsumer<String, String> consumer = consumer(group, 100)) {
+            send(producer, topic, 0, "m1", "10 EUR");
+            send(producer, topic, 0, "m1", "10 EUR");
+            send(producer, topic, 0, "m1", "99 EUR");
+            send(producer, topic, 0, "m3", "v3");
+            consumer.subscribe(List.of(topic));
+            var processor = KafkaRecordProcessor.builder(consumer, store, ResultCodec.none())
+                    .fingerprint(record -> sha256(record.value()))
+                    .onOutcome(outcomes::add)
+                    .deadLetters(new DeadLetterTopic<>(producer))
+                    .build();
+
+            for (int i = 0; i < 100 && !committed(group, topic).equals(Map.of(0, 4L)); i++) {
+                processor.poll(Duration.ofMillis(200), record -> {
+                    handled.add(record.value());
+                    return null;
+                });
+            }
+
+            assertThat(handled).containsExactly("10 EUR", "v3");
+            assertThat(outcomes).extracting(outcome -> outcome.getClass().getSimpleName())
+                    .containsExactly("Processed", "AlreadyProcessed", "KeyReused", "Processed");
+            assertThat(committed(group, topic)).isEqualTo(Map.of(0, 4L));
+            ConsumerRecord<String, String> letter = readOne(topic + ".DLT");
+            assertThat(letter.value()).isEqualTo("99 EUR");
+            assertThat(header(letter, DeadLetterTopic.REASON_HEADER)).isEqualTo("KEY_REUSED");
+            assertThat(header(letter, DeadLetterTopic.ORIGIN_HEADER)).isEqualTo(topic + "-0@2");
+        }
+    }
+
+    private static byte[] sha256(String value) {
+        try {
+            return MessageDigest.getInstance("SHA-256").digest(value.getBytes(StandardCharsets.UTF_8));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
         }
     }
 

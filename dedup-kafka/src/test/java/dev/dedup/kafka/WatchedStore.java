@@ -73,9 +73,9 @@ final class WatchedStore implements DedupStore {
     }
 
     @Override
-    public ClaimResult claim(String key, Duration lease) {
+    public ClaimResult claim(String key, Duration lease, byte[] fingerprint) {
         enter("claim");
-        return delegate.get().claim(key, lease);
+        return delegate.get().claim(key, lease, fingerprint);
     }
 
     @Override

@@ -133,8 +133,8 @@ public final class MeteredDedupStore implements DedupStore {
     }
 
     @Override
-    public ClaimResult claim(String key, Duration lease) {
-        ClaimResult result = timed("claim", () -> store.claim(key, lease), r -> "ok");
+    public ClaimResult claim(String key, Duration lease, byte[] fingerprint) {
+        ClaimResult result = timed("claim", () -> store.claim(key, lease, fingerprint), r -> "ok");
         countClaim(result);
         return result;
     }

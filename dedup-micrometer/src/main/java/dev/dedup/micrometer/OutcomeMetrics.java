@@ -12,7 +12,7 @@ import java.util.function.Consumer;
 /**
  * Counts {@link dev.dedup.IdempotentConsumer} outcomes as {@code dedup.outcomes}, tag {@code outcome}:
  * {@code processed}, {@code already_processed}, {@code already_failed}, {@code in_progress_elsewhere},
- * {@code failed}, {@code failed_key_kept}, {@code lease_lost}. Plug it in with
+ * {@code failed}, {@code failed_key_kept}, {@code key_reused}, {@code lease_lost}. Plug it in with
  * {@code IdempotentConsumer.builder(...).onOutcome(OutcomeMetrics.counting(registry, "orders"))}.
  */
 public final class OutcomeMetrics implements Consumer<ProcessingOutcome<?>> {
@@ -62,6 +62,9 @@ public final class OutcomeMetrics implements Consumer<ProcessingOutcome<?>> {
         }
         if (outcome instanceof ProcessingOutcome.Failed<?> failed) {
             return failed.keyKept() ? "failed_key_kept" : "failed";
+        }
+        if (outcome instanceof ProcessingOutcome.KeyReused) {
+            return "key_reused";
         }
         return "lease_lost";
     }

@@ -8,6 +8,7 @@ import dev.dedup.ResultCodec;
 import dev.dedup.memory.InMemoryDedupStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -24,6 +25,23 @@ class OutcomeMetricsTest {
 
     private double outcomes(String outcome) {
         return registry.get("dedup.outcomes").tags("consumer", "orders", "outcome", outcome).counter().count();
+    }
+
+    @Test
+    @DisplayName("a key reused with another payload fingerprint is counted as key_reused, not as lease_lost")
+    void countsAReusedKey() {
+        IdempotentConsumer<String, String> fingerprinted =
+                IdempotentConsumer.builder(store, (String message) -> message.split("=")[0], ResultCodec.utf8())
+                        .fingerprint(message -> message.getBytes(StandardCharsets.UTF_8))
+                        .onOutcome(OutcomeMetrics.counting(registry, "orders"))
+                        .build();
+
+        fingerprinted.process("k=1", message -> "done");
+        fingerprinted.process("k=2", message -> "never");
+
+        assertThat(outcomes("processed")).isEqualTo(1);
+        assertThat(outcomes("key_reused")).isEqualTo(1);
+        assertThat(registry.find("dedup.outcomes").tags("outcome", "lease_lost").counter()).isNull();
     }
 
     @Test

@@ -31,8 +31,9 @@ import org.slf4j.LoggerFactory;
  *   <tr><td>{@code InProgressElsewhere}</td><td>parked in the retry queue (not counted as an attempt)</td></tr>
  *   <tr><td>{@code Failed}, retryable</td><td>parked, with the attempt count in a header; dead-lettered once
  *       {@code maxAttempts} failures are reached. A retryable store failure does not count as an attempt.</td></tr>
- *   <tr><td>{@code Failed} with {@code keyKept}, or without a key (no {@code message-id}), {@code AlreadyFailed}
- *       </td><td>reject without requeue: dead-lettered</td></tr>
+ *   <tr><td>{@code Failed} with {@code keyKept}, or without a key (no {@code message-id}), {@code AlreadyFailed},
+ *       {@code KeyReused} (the consumer's {@code fingerprint} differs from the stored one)</td><td>reject without
+ *       requeue: dead-lettered</td></tr>
  * </table>
  *
  * <pre>{@code
@@ -158,6 +159,11 @@ public final class IdempotentDeliverCallback<R> implements DeliverCallback, Auto
         }
         if (outcome instanceof ProcessingOutcome.AlreadyFailed<R> failed) {
             log.info("key {} failed for good before; dead-lettering the redelivery", failed.key());
+            return new Decision(Settlement.DEAD_LETTER, attempts);
+        }
+        if (outcome instanceof ProcessingOutcome.KeyReused<R> reused) {
+            log.warn("key {} is held by a message with another payload fingerprint; dead-lettering this one",
+                    reused.key());
             return new Decision(Settlement.DEAD_LETTER, attempts);
         }
         ProcessingOutcome.Failed<R> failed = (ProcessingOutcome.Failed<R>) outcome;

@@ -233,6 +233,33 @@ class IdempotentDeliverCallbackOnRabbitMqTest {
     }
 
     @Test
+    void aReusedMessageIdWithAnotherPayloadIsDeadLetteredNotReplayed() throws Exception {
+        List<String> applied = new CopyOnWriteArrayList<>();
+        IdempotentConsumer<Delivery, String> consumer = consumerBuilder()
+                .fingerprint(delivery -> delivery.getBody().clone()).build();
+        IdempotentDeliverCallback<String> callback = consume(consumer, delivery -> {
+            applied.add(body(delivery));
+            return "reserved";
+        });
+        rabbit.publish("order-1", "reserve 2");
+        Await.until("processed", () -> count(ProcessingOutcome.Processed.class) == 1);
+        rabbit.publish("order-1", "reserve 2");     // the producer retried: a replay
+        Await.until("replayed", () -> count(ProcessingOutcome.AlreadyProcessed.class) == 1);
+        rabbit.publish("order-1", "reserve 50");    // another message under the same id
+
+        GetResponse dead = awaitDeadLetter();
+
+        assertThat(dead.getProps().getMessageId()).isEqualTo("order-1");
+        assertThat(new String(dead.getBody(), StandardCharsets.UTF_8)).isEqualTo("reserve 50");
+        assertThat(deathReasons(dead)).contains("rejected");
+        assertThat(applied).containsExactly("reserve 2");
+        assertThat(outcomes.get(2)).isEqualTo(new ProcessingOutcome.KeyReused<>("order-1"));
+        assertThat(settlements).containsExactly(Settlement.ACK, Settlement.ACK, Settlement.DEAD_LETTER);
+        assertThat(callback.counts()).isEqualTo(new DeliveryCounts(2, 0, 0, 1, 0));
+        assertThat(rabbit.ready(rabbit.queues.queue())).isZero();
+    }
+
+    @Test
     void aDeliveryWithoutMessageIdIsDeadLetteredWithoutRunningTheHandler() throws Exception {
         AtomicInteger runs = new AtomicInteger();
         IdempotentDeliverCallback<String> callback = consume(consumerBuilder().build(), delivery -> {

@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Delivery;
 import com.rabbitmq.client.GetResponse;
+import dev.dedup.IdempotentConsumer;
 import dev.dedup.MessageHandler;
+import dev.dedup.ResultCodec;
 import dev.dedup.memory.InMemoryDedupStore;
 import dev.dedup.rabbitmq.spring.IdempotentMessageListener;
 import java.nio.charset.StandardCharsets;
@@ -117,6 +119,31 @@ class IdempotentMessageListenerOnRabbitMqTest {
         Await.until("the bare message dead-lettered", () -> ready(rabbit.queues.deadLetterQueue()) == 1);
         Await.until("the one with an id handled", () -> handled.size() == 1);
         assertThat(new String(rabbit.takeDeadLetter().getBody(), StandardCharsets.UTF_8)).isEqualTo("bare");
+    }
+
+    @Test
+    void aReusedMessageIdWithAnotherPayloadIsDeadLetteredUnprocessed() throws Exception {
+        IdempotentConsumer<Delivery, Void> consumer = IdempotentConsumer
+                .builder(store, RabbitKeys.messageId(), ResultCodec.none())
+                .fingerprint(delivery -> delivery.getBody().clone()).build();
+        listener = new IdempotentMessageListener(channel ->
+                IdempotentDeliverCallback.builder(channel, rabbit.queues, consumer, recording()).build());
+        container = new SimpleMessageListenerContainer(connections);
+        container.setQueueNames(rabbit.queues.queue());
+        container.setAcknowledgeMode(AcknowledgeMode.MANUAL);
+        container.setMessageListener(listener);
+        container.start();
+        rabbit.publish("order-4", "reserve 1");
+        Await.until("handled", () -> handled.size() == 1);
+
+        rabbit.publish("order-4", "reserve 1");      // a replay: acked, not run
+        rabbit.publish("order-4", "reserve 80");     // another message under the same id
+
+        Await.until("the reused id dead-lettered", () -> ready(rabbit.queues.deadLetterQueue()) == 1);
+        Await.until("the queue drained", () -> ready(rabbit.queues.queue()) == 0);
+        assertThat(handled).containsExactly("order-4");
+        assertThat(new String(rabbit.takeDeadLetter().getBody(), StandardCharsets.UTF_8)).isEqualTo("reserve 80");
+        assertThat(rabbit.ready(rabbit.queues.retryQueue())).isZero();
     }
 
     private long ready(String queue) {

@@ -52,6 +52,26 @@ abstract class BadInputContract extends UriContract {
         assertThat(store.claim(before, LONG)).as("nothing of a rejected batch is claimed").isInstanceOf(Claim.class);
     }
 
+    @Test
+    @DisplayName("an empty or too long fingerprint is rejected naming the limit, and nothing is claimed")
+    void rejectsBadFingerprints() {
+        String key = newKey();
+        byte[] tooLong = new byte[DedupLimits.MAX_FINGERPRINT_BYTES + 1];
+
+        assertThatThrownBy(() -> store.claim(key, LONG, tooLong))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("fingerprint")
+                .hasMessageContaining("1 to " + DedupLimits.MAX_FINGERPRINT_BYTES + " bytes")
+                .hasMessageContaining("but was " + tooLong.length);
+        assertThatThrownBy(() -> store.claim(key, LONG, new byte[0]))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("fingerprint")
+                .hasMessageContaining("but was 0");
+
+        Claim claim = claimed(store.claim(key, LONG, new byte[DedupLimits.MAX_FINGERPRINT_BYTES]));
+        assertThat(claim.key()).as("nothing was stored by the rejected claims").isEqualTo(key);
+    }
+
     static Stream<Arguments> badDurations() {
         return Stream.of(
                 Arguments.of(null, "null"),

@@ -376,6 +376,131 @@ public abstract class DedupStoreContractTest extends ConcurrencyContract {
         assertThat(store.claim(key, LONG)).isInstanceOf(Claim.class);
     }
 
+    // ----- payload fingerprints ----------------------------------------------------------------------------------
+
+    private static byte[] fingerprint(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static void hasFingerprint(Duplicate duplicate, byte[] expected) {
+        assertThat(duplicate.fingerprint()).as("the duplicate's fingerprint")
+                .hasValueSatisfying(bytes -> assertThat(bytes).isEqualTo(expected));
+    }
+
+    @Test
+    @DisplayName("a claim's fingerprint comes back to duplicates in progress, unchanged by theirs or by extend")
+    void fingerprintReturnedWhileInProgress() {
+        String key = newKey();
+        byte[] mine = fingerprint("sha256:order-7");
+        Claim claim = claimed(store.claim(key, LONG, mine));
+
+        Duplicate plain = duplicate(store.claim(key, LONG));
+        Duplicate other = duplicate(store.claim(key, LONG, fingerprint("sha256:order-8")));
+        assertThat(store.extend(claim, LONG)).isTrue();
+        Duplicate extended = duplicate(store.claim(key, LONG));
+
+        assertThat(other.state()).isEqualTo(RecordState.IN_PROGRESS);
+        hasFingerprint(plain, mine);
+        hasFingerprint(other, mine);
+        hasFingerprint(extended, mine);
+    }
+
+    @Test
+    @DisplayName("complete and fail keep the claim's fingerprint: completed and failed duplicates return it")
+    void fingerprintKeptByCompleteAndFail() {
+        String completedKey = newKey();
+        String failedKey = newKey();
+        byte[] completedPrint = fingerprint("completed-payload");
+        byte[] failedPrint = fingerprint("failed-payload");
+        assertThat(store.complete(claimed(store.claim(completedKey, LONG, completedPrint)), LONG, RESULT)).isTrue();
+        assertThat(store.fail(claimed(store.claim(failedKey, LONG, failedPrint)), LONG, ERROR)).isTrue();
+
+        Duplicate completed = duplicate(store.claim(completedKey, LONG, fingerprint("another")));
+        Duplicate failed = duplicate(store.claim(failedKey, LONG));
+
+        assertThat(completed.state()).isEqualTo(RecordState.COMPLETED);
+        assertThat(completed.result()).hasValueSatisfying(bytes -> assertThat(bytes).isEqualTo(RESULT));
+        hasFingerprint(completed, completedPrint);
+        assertThat(failed.state()).isEqualTo(RecordState.FAILED);
+        assertThat(failed.result()).hasValueSatisfying(bytes -> assertThat(bytes).isEqualTo(ERROR));
+        hasFingerprint(failed, failedPrint);
+    }
+
+    @Test
+    @DisplayName("a claim without a fingerprint reports none, in progress, completed and failed")
+    void noFingerprintReportsNone() {
+        String inProgress = newKey();
+        String completed = newKey();
+        String failed = newKey();
+        claimed(store.claim(inProgress, LONG));
+        assertThat(store.complete(claimed(store.claim(completed, LONG, null)), LONG, null)).isTrue();
+        assertThat(store.fail(claimed(store.claim(failed, LONG)), LONG, null)).isTrue();
+
+        assertThat(duplicate(store.claim(inProgress, LONG, fingerprint("x"))).fingerprint()).isEmpty();
+        assertThat(duplicate(store.claim(completed, LONG, fingerprint("x"))).fingerprint()).isEmpty();
+        assertThat(duplicate(store.claim(failed, LONG, fingerprint("x"))).fingerprint()).isEmpty();
+    }
+
+    @Test
+    @DisplayName("a take-over of an expired record replaces its fingerprint, with the new one or with none")
+    void takeOverReplacesTheFingerprint() throws InterruptedException {
+        String replaced = newKey();
+        String cleared = newKey();
+        Claim first = claimed(store.claim(replaced, SHORT, fingerprint("first")));
+        Claim done = claimed(store.claim(cleared, LONG, fingerprint("first")));
+        assertThat(store.complete(done, SHORT, null)).isTrue();
+        Instant completedExpiry = duplicate(store.claim(cleared, LONG)).expiresAt();
+        sleepPast(first.expiresAt());
+        sleepPast(completedExpiry);
+
+        claimed(store.claim(replaced, LONG, fingerprint("second")));
+        claimed(store.claim(cleared, LONG));
+
+        hasFingerprint(duplicate(store.claim(replaced, LONG)), fingerprint("second"));
+        assertThat(duplicate(store.claim(cleared, LONG, fingerprint("third"))).fingerprint()).isEmpty();
+    }
+
+    @Test
+    @DisplayName("fingerprints are stored byte for byte, every byte value, 1 byte and the maximum included")
+    void fingerprintsAreStoredByteForByte() {
+        byte[] longest = new byte[DedupLimits.MAX_FINGERPRINT_BYTES];
+        for (int i = 0; i < longest.length; i++) {
+            longest[i] = (byte) (i * 4 + 3);      // 3, 7, ... 255: low and high bytes
+        }
+        longest[0] = 0;
+        longest[longest.length - 1] = (byte) 0xff;
+        byte[] binary = {0, 1, 2, '\'', '"', '\\', (byte) 0x80, (byte) 0xc3, (byte) 0xff, 0};
+        for (byte[] print : List.of(new byte[] {0}, new byte[] {(byte) 0xff}, binary, longest)) {
+            String key = newKey();
+            Claim claim = claimed(store.claim(key, LONG, print));
+            hasFingerprint(duplicate(store.claim(key, LONG)), print);
+            assertThat(store.complete(claim, LONG, print)).isTrue();
+            Duplicate completed = duplicate(store.claim(key, LONG));
+            hasFingerprint(completed, print);
+            assertThat(completed.result()).hasValueSatisfying(bytes -> assertThat(bytes).isEqualTo(print));
+        }
+    }
+
+    @Test
+    @DisplayName("claimAll stores no fingerprint, but its duplicates return their record's")
+    void claimAllReturnsStoredFingerprints() throws InterruptedException {
+        String fingerprinted = newKey();
+        String batchClaimed = newKey();
+        String expired = newKey();
+        byte[] print = fingerprint("batch-duplicate");
+        claimed(store.claim(fingerprinted, LONG, print));
+        sleepPast(claimed(store.claim(expired, SHORT, print)).expiresAt());
+
+        List<ClaimResult> results = store.claimAll(List.of(fingerprinted, batchClaimed, expired), LONG);
+
+        hasFingerprint(duplicate(results.get(0)), print);
+        claimed(results.get(1));
+        claimed(results.get(2));
+        assertThat(duplicate(store.claim(batchClaimed, LONG, print)).fingerprint()).isEmpty();
+        assertThat(duplicate(store.claim(expired, LONG, print)).fingerprint())
+                .as("a batch take-over clears the old fingerprint").isEmpty();
+    }
+
     // ----- claimAll ----------------------------------------------------------------------------------------------
 
     @Test

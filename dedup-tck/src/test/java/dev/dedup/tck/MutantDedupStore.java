@@ -43,7 +43,10 @@ final class MutantDedupStore extends AbstractDedupStore {
         RETENTION_IN_SECONDS("complete's and fail's retention millis are applied as seconds"),
         FAILED_STORED_AS_COMPLETED("fail stores a COMPLETED record"),
         CLAIM_ALL_LOSES_ORDER("claimAll returns its results in reverse order"),
-        CLAIM_ALL_CLAIMS_REPEATS("claimAll returns the same Claim for every repeat of a key in the batch");
+        CLAIM_ALL_CLAIMS_REPEATS("claimAll returns the same Claim for every repeat of a key in the batch"),
+        FINGERPRINT_DROPPED("claim does not store the fingerprint: duplicates report none"),
+        FINISH_DROPS_FINGERPRINT("complete and fail write a record without the claim's fingerprint"),
+        TAKEOVER_KEEPS_FINGERPRINT("a take-over of an expired record keeps the old record's fingerprint");
 
         final String description;
 
@@ -55,7 +58,7 @@ final class MutantDedupStore extends AbstractDedupStore {
     /** Where a record lives: the namespace is part of the address unless a mutation drops it. */
     record Slot(String namespace, String key) {}
 
-    record Entry(String owner, RecordState state, Instant expiresAt, byte[] payload) {
+    record Entry(String owner, RecordState state, Instant expiresAt, byte[] payload, byte[] fingerprint) {
         boolean liveAt(Instant now) {
             return expiresAt.isAfter(now);
         }
@@ -72,15 +75,16 @@ final class MutantDedupStore extends AbstractDedupStore {
     }
 
     @Override
-    protected ClaimResult doClaim(String key, String owner, Duration lease) {
-        return claimIn(slot(key, mutation == Mutation.NAMESPACE_IGNORED), key, owner, lease);
+    protected ClaimResult doClaim(String key, String owner, Duration lease, byte[] fingerprint) {
+        return claimIn(slot(key, mutation == Mutation.NAMESPACE_IGNORED), key, owner, lease,
+                mutation == Mutation.FINGERPRINT_DROPPED ? null : fingerprint);
     }
 
     @Override
     protected List<ClaimResult> doClaimAll(List<String> keys, Duration lease) {
         boolean shared = mutation == Mutation.NAMESPACE_IGNORED || mutation == Mutation.CLAIM_ALL_IGNORES_NAMESPACE;
         Map<String, ClaimResult> byKey = new LinkedHashMap<>();
-        ownersOfDistinctKeys(keys).forEach((key, owner) -> byKey.put(key, claimIn(slot(key, shared), key, owner, lease)));
+        ownersOfDistinctKeys(keys).forEach((key, owner) -> byKey.put(key, claimIn(slot(key, shared), key, owner, lease, null)));
         List<ClaimResult> results;
         if (mutation == Mutation.CLAIM_ALL_CLAIMS_REPEATS) {
             results = new ArrayList<>();
@@ -96,9 +100,10 @@ final class MutantDedupStore extends AbstractDedupStore {
         return results;
     }
 
-    private ClaimResult claimIn(Slot slot, String key, String owner, Duration lease) {
+    private ClaimResult claimIn(Slot slot, String key, String owner, Duration lease, byte[] fingerprint) {
         Instant now = clock.instant();
-        Entry fresh = new Entry(owner, RecordState.IN_PROGRESS, now.plus(leaseOf(lease, Mutation.LEASE_IN_SECONDS)), null);
+        Entry fresh = new Entry(owner, RecordState.IN_PROGRESS, now.plus(leaseOf(lease, Mutation.LEASE_IN_SECONDS)), null,
+                fingerprint);
         Entry current;
         if (mutation == Mutation.GET_THEN_PUT_CLAIM) {
             Entry existing = records.get(slot);
@@ -111,13 +116,21 @@ final class MutantDedupStore extends AbstractDedupStore {
                 current = existing;
             }
         } else {
-            current = records.compute(slot, (k, existing) -> existing == null
-                    || (mutation != Mutation.CLAIM_IGNORES_EXPIRY && !existing.liveAt(now)) ? fresh : existing);
+            current = records.compute(slot, (k, existing) -> {
+                if (existing == null || (mutation != Mutation.CLAIM_IGNORES_EXPIRY && !existing.liveAt(now))) {
+                    return existing != null && mutation == Mutation.TAKEOVER_KEEPS_FINGERPRINT
+                            ? new Entry(owner, fresh.state(), fresh.expiresAt(), null, existing.fingerprint()) : fresh;
+                }
+                return existing;
+            });
+        }
+        if (current != fresh && current.owner().equals(owner)) {
+            return new Claim(namespace(), key, owner, current.expiresAt());   // the take-over that kept a fingerprint
         }
         if (current == fresh) {
             return new Claim(namespace(), key, owner, fresh.expiresAt());
         }
-        return new Duplicate(key, current.state(), current.expiresAt(), current.payload());
+        return new Duplicate(key, current.state(), current.expiresAt(), current.payload(), current.fingerprint());
     }
 
     @Override
@@ -131,7 +144,7 @@ final class MutantDedupStore extends AbstractDedupStore {
                 completing && mutation == Mutation.COMPLETE_AFTER_LAPSE,
                 existing -> new Entry(claim.owner(), stored,
                         completing && mutation == Mutation.COMPLETE_KEEPS_LEASE ? existing.expiresAt() : retained,
-                        payload));
+                        payload, mutation == Mutation.FINISH_DROPS_FINGERPRINT ? null : existing.fingerprint()));
     }
 
     @Override
@@ -148,7 +161,7 @@ final class MutantDedupStore extends AbstractDedupStore {
                 claim.owner(), RecordState.IN_PROGRESS,
                 mutation == Mutation.EXTEND_NEVER_SHORTENS && existing.expiresAt().isAfter(renewed)
                         ? existing.expiresAt() : renewed,
-                null));
+                null, existing.fingerprint()));
     }
 
     private interface Replacement {

@@ -27,8 +27,8 @@ public class DeadLetterRecordException extends DedupException {
      * @param where the record's {@code topic-partition@offset}
      * @param reason why it cannot take effect
      * @param key its dedup key, or null for {@link DeadLetter.Reason#NO_KEY}
-     * @param error a description of the failure, or null: the exception's, or the stored one for
-     *     {@link DeadLetter.Reason#ALREADY_FAILED}
+     * @param error a description of the failure, or null: the exception's, the stored one for
+     *     {@link DeadLetter.Reason#ALREADY_FAILED}, or what was reused for {@link DeadLetter.Reason#KEY_REUSED}
      * @param cause the exception this delivery saw, or null
      */
     public DeadLetterRecordException(String where, DeadLetter.Reason reason, String key, String error,

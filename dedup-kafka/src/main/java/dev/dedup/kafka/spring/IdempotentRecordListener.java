@@ -42,9 +42,9 @@ import org.springframework.kafka.listener.MessageListener;
  *   <li>{@code InProgressElsewhere}: it throws {@link KeyInProgressException}, and a retryable {@code Failed} (the
  *       key was released) throws {@link RecordFailedException}: the error handler seeks back to the record, so no
  *       offset passes it, and retries it after its back-off;
- *   <li>a record that never can take effect ({@code AlreadyFailed}, {@code Failed} with its key kept, or no key)
- *       throws {@link DeadLetterRecordException}, which {@link DedupErrorHandler} marks not retryable: the recoverer
- *       dead-letters the record at once and the container commits past it.
+ *   <li>a record that never can take effect ({@code AlreadyFailed}, {@code KeyReused}, {@code Failed} with its key
+ *       kept, or no key) throws {@link DeadLetterRecordException}, which {@link DedupErrorHandler} marks not
+ *       retryable: the recoverer dead-letters the record at once and the container commits past it.
  * </ul>
  *
  * <p>The container needs {@code AckMode.RECORD} or {@code BATCH} (the default) and the error handler that
@@ -67,6 +67,9 @@ public final class IdempotentRecordListener<K, V, R> implements MessageListener<
                 .lease(builder.lease)
                 .retention(builder.retention)
                 .keepKeyOn(builder.keepKeyOn);
+        if (builder.fingerprint != null) {
+            settings.fingerprint(builder.fingerprint);
+        }
         if (builder.describeFailure != null) {
             settings.failureDescription(builder.describeFailure);
         }
@@ -128,6 +131,10 @@ public final class IdempotentRecordListener<K, V, R> implements MessageListener<
             throw new DeadLetterRecordException(where, DeadLetter.Reason.ALREADY_FAILED, failed.key(),
                     failed.error().orElse(null), null);
         }
+        if (outcome instanceof ProcessingOutcome.KeyReused<R> reused) {
+            throw new DeadLetterRecordException(where, DeadLetter.Reason.KEY_REUSED, reused.key(),
+                    "key " + reused.key() + " is held by a record with another payload fingerprint", null);
+        }
         if (outcome instanceof ProcessingOutcome.Failed<R> failed) {
             if (failed.key() == null) {
                 throw new DeadLetterRecordException(where, DeadLetter.Reason.NO_KEY, null,
@@ -158,6 +165,7 @@ public final class IdempotentRecordListener<K, V, R> implements MessageListener<
         private Duration retention = Duration.ofDays(1);
         private Predicate<? super Exception> keepKeyOn = failure -> false;
         private Function<? super Exception, String> describeFailure;
+        private Function<? super ConsumerRecord<K, V>, byte[]> fingerprint;
         private Consumer<? super ProcessingOutcome<?>> outcomeListener;
 
         private Builder(DedupStore store, ResultCodec<R> codec,
@@ -209,6 +217,21 @@ public final class IdempotentRecordListener<K, V, R> implements MessageListener<
          */
         public Builder<K, V, R> keepKeyOn(Predicate<? super Exception> nonRetryable) {
             this.keepKeyOn = Objects.requireNonNull(nonRetryable, "nonRetryable");
+            return this;
+        }
+
+        /**
+         * Stores a fingerprint of each record's payload with its key (default: none), so another record that reuses
+         * a live key with a different payload is dead-lettered ({@link DeadLetterRecordException} with
+         * {@link DeadLetter.Reason#KEY_REUSED}) instead of being taken for a redelivery; see
+         * {@link IdempotentConsumer.Builder#fingerprint}.
+         *
+         * @param fingerprint maps a record to 1 to {@link dev.dedup.DedupLimits#MAX_FINGERPRINT_BYTES} bytes (such as
+         *     the SHA-256 of its value), or to null for none
+         * @return this builder
+         */
+        public Builder<K, V, R> fingerprint(Function<? super ConsumerRecord<K, V>, byte[]> fingerprint) {
+            this.fingerprint = Objects.requireNonNull(fingerprint, "fingerprint");
             return this;
         }
 

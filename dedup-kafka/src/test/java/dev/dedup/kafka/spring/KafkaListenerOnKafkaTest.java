@@ -11,6 +11,7 @@ import dev.dedup.ResultCodec;
 import dev.dedup.kafka.DeadLetterTopic;
 import dev.dedup.kafka.RecordKeys;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -290,6 +291,33 @@ class KafkaListenerOnKafkaTest {
             assertThat(header(letters.get(0), "kafka_dlt-exception-cause-fqcn"))
                     .as("the listener's exception, under the container's wrapper")
                     .isEqualTo(DeadLetterRecordException.class.getName());
+        }
+    }
+
+    @Test
+    @DisplayName("a record reusing a key with another payload fingerprint goes to the dead-letter topic as KEY_REUSED")
+    void reusedKeyIsDeadLettered() throws Exception {
+        List<String> applied = new CopyOnWriteArrayList<>();
+        try (SpringKafkaFixture kafka = new SpringKafkaFixture("spring-reused");
+                DedupStore store = SpringKafkaFixture.store("postgres")) {
+            var dedup = IdempotentRecordListener.<String, String, Void>builder(store, ResultCodec.none(), record -> {
+                applied.add(record.value());
+                return null;
+            }).fingerprint(record -> record.value().getBytes(StandardCharsets.UTF_8)).build();
+            try (AnnotationConfigApplicationContext context = start(kafka, dedup, AckMode.BATCH)) {
+                kafka.send("order-1", "sku-1 x 2");
+                kafka.send("order-1", "sku-1 x 2");
+                kafka.send("order-1", "sku-9 x 50");
+                kafka.send("order-2", "sku-2 x 1");
+
+                await("all committed past", () -> kafka.committed() == 4);
+            }
+            assertThat(applied).containsExactly("sku-1 x 2", "sku-2 x 1");
+            List<ConsumerRecord<String, String>> letters = kafka.deadLetters(Duration.ofSeconds(1));
+            assertThat(letters).as("only the reused key is dead-lettered, not the redelivery").hasSize(1);
+            assertThat(letters.get(0).value()).isEqualTo("sku-9 x 50");
+            assertThat(header(letters.get(0), DeadLetterTopic.REASON_HEADER)).isEqualTo("KEY_REUSED");
+            assertThat(header(letters.get(0), DeadLetterTopic.ORIGIN_HEADER)).isEqualTo(kafka.topic + "-0@2");
         }
     }
 

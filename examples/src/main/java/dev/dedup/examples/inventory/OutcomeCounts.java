@@ -33,7 +33,8 @@ record OutcomeCounts(int processed, int duplicatePublishesRecognised, int redeli
             return new OutcomeCounts(processed, duplicatePublishesRecognised, redeliveriesRecognised,
                     inProgressElsewhere + 1, failed, leaseLost);
         }
-        if (outcome instanceof ProcessingOutcome.Failed || outcome instanceof ProcessingOutcome.AlreadyFailed) {
+        if (outcome instanceof ProcessingOutcome.Failed || outcome instanceof ProcessingOutcome.AlreadyFailed
+                || outcome instanceof ProcessingOutcome.KeyReused) {
             return new OutcomeCounts(processed, duplicatePublishesRecognised, redeliveriesRecognised,
                     inProgressElsewhere, failed + 1, leaseLost);
         }

@@ -4,6 +4,9 @@ import dev.dedup.DedupStore;
 import dev.dedup.IdempotentConsumer;
 import dev.dedup.ProcessingOutcome;
 import dev.dedup.ResultCodec;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 
 /** The README's Idempotency-Key example, on Java 17 (no pattern switch), with a stand-in HTTP response type. */
@@ -27,8 +30,19 @@ class PaymentEndpoint {
                 .retention(Duration.ofHours(24))
                 .keepKeyOn(e -> e instanceof CardDeclinedException)   // a decline is final: replay it, never retry
                 .failureDescription(Throwable::getMessage)
+                .fingerprint(PaymentEndpoint::sha256)    // the same key with another request: KeyReused, never a replay
                 .build();
         // end
+    }
+
+    /** The request's fingerprint: SHA-256 of its canonical form, the fields in a fixed order. */
+    static byte[] sha256(PaymentRequest request) {
+        try {
+            return MessageDigest.getInstance("SHA-256").digest((request.card() + "\n" + request.cents())
+                    .getBytes(StandardCharsets.UTF_8));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is required on every Java platform", e);
+        }
     }
 
     private String charge(PaymentRequest request) throws CardDeclinedException {
@@ -49,6 +63,9 @@ class PaymentEndpoint {
         }
         if (outcome instanceof ProcessingOutcome.AlreadyFailed<String> declined) {
             return new Response(402, declined.error().orElse(""));    // the first decline, replayed
+        }
+        if (outcome instanceof ProcessingOutcome.KeyReused<String>) {
+            return new Response(422, "{\"error\":\"Idempotency-Key reused for another request\"}");
         }
         if (outcome instanceof ProcessingOutcome.InProgressElsewhere<String>) {
             return new Response(409, "{\"error\":\"request in progress, retry later\"}");

@@ -8,7 +8,8 @@ import java.util.List;
 /** The README's summary of {@link dev.dedup.DedupStore}, kept compiling beside the real interface. */
 interface SpiAtAGlance {
     // readme:spi
-    ClaimResult claim(String key, Duration lease);                    // Claim(owner, expiresAt) | Duplicate(state, expiresAt, result)
+    ClaimResult claim(String key, Duration lease, byte[] fingerprint); // Claim(owner, expiresAt) | Duplicate(state, expiresAt, result, fingerprint)
+    ClaimResult claim(String key, Duration lease);                    // = claim(key, lease, null): no fingerprint
     boolean complete(Claim claim, Duration retention, byte[] result); // in progress -> COMPLETED, kept for retention
     boolean fail(Claim claim, Duration retention, byte[] error);      // in progress -> FAILED (terminal), kept for retention
     boolean release(Claim claim);                                     // delete my claim: redelivery runs at once

@@ -97,13 +97,13 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
     }
 
     @Override
-    protected ClaimResult doClaim(String key, String owner, Duration lease) {
+    protected ClaimResult doClaim(String key, String owner, Duration lease, byte[] fingerprint) {
         String partitionKey = DynamoDbItems.partitionKey(namespace(), key);
         ContentionRetry retry = ContentionRetry.within(claimDeadline);
         while (true) {
             Instant expiresAt = clock.instant().plus(lease);
             try {
-                client.putItem(claimRequest(partitionKey, owner, expiresAt));
+                client.putItem(claimRequest(partitionKey, owner, expiresAt, fingerprint));
                 return new Claim(namespace(), key, owner, truncated(expiresAt));
             } catch (ConditionalCheckFailedException taken) {
                 ClaimResult decided = decide(key, owner, taken.hasItem() && !taken.item().isEmpty() ? taken.item()
@@ -134,7 +134,7 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
         for (Map.Entry<String, String> entry : ownerByKey.entrySet()) {
             try {
                 pending.put(entry.getKey(), CompletableFuture.completedFuture(
-                        doClaim(entry.getKey(), entry.getValue(), lease)));
+                        doClaim(entry.getKey(), entry.getValue(), lease, null)));
             } catch (RuntimeException e) {
                 pending.put(entry.getKey(), CompletableFuture.failedFuture(e));
                 break;
@@ -176,7 +176,7 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
             ContentionRetry retry) {
         String partitionKey = DynamoDbItems.partitionKey(namespace(), key);
         Instant expiresAt = clock.instant().plus(lease);
-        return asyncClient.putItem(claimRequest(partitionKey, owner, expiresAt))
+        return asyncClient.putItem(claimRequest(partitionKey, owner, expiresAt, null))
                 .<ClaimResult>thenApply(written -> new Claim(namespace(), key, owner, truncated(expiresAt)))
                 .exceptionallyCompose(failure -> {
                     Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
@@ -201,10 +201,10 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
                 });
     }
 
-    private PutItemRequest claimRequest(String partitionKey, String owner, Instant expiresAt) {
+    private PutItemRequest claimRequest(String partitionKey, String owner, Instant expiresAt, byte[] fingerprint) {
         return PutItemRequest.builder()
                 .tableName(table)
-                .item(DynamoDbItems.inProgress(partitionKey, owner, expiresAt))
+                .item(DynamoDbItems.inProgress(partitionKey, owner, expiresAt, fingerprint))
                 .conditionExpression(CLAIMABLE)
                 .expressionAttributeNames(DynamoDbItems.CLAIMABLE_NAMES)
                 .expressionAttributeValues(Map.of(":now", n(clock.millis())))
@@ -224,7 +224,8 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
         if (owner.equals(DynamoDbItems.owner(item)) && DynamoDbItems.state(item) == RecordState.IN_PROGRESS) {
             return new Claim(namespace(), key, owner, DynamoDbItems.expiresAt(item));
         }
-        return new Duplicate(key, DynamoDbItems.state(item), DynamoDbItems.expiresAt(item), DynamoDbItems.result(item));
+        return new Duplicate(key, DynamoDbItems.state(item), DynamoDbItems.expiresAt(item), DynamoDbItems.result(item),
+                DynamoDbItems.fingerprint(item));
     }
 
     /** The item as it is now, or null; for the checks made after a refused write (outside its try). */

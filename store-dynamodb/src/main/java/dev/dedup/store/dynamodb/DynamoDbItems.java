@@ -17,6 +17,7 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  * expires_at_ms N  expiry in epoch MILLISECONDS: what the claim's condition compares
  * ttl_epoch_s   N  the same expiry in epoch SECONDS: what DynamoDB's TTL deletion reads
  * result        B  the stored result, when there is one
+ * fingerprint   B  the claim's payload fingerprint, when it has one (complete, fail and extend keep it)
  * </pre>
  *
  * Two expiry attributes on purpose: DynamoDB TTL wants seconds and deletes late (hours, even days), so it only
@@ -29,6 +30,7 @@ final class DynamoDbItems {
     static final String EXPIRES_AT_MS = "expires_at_ms";
     static final String TTL = "ttl_epoch_s";
     static final String RESULT = "result";
+    static final String FINGERPRINT = "fingerprint";
 
     /** Absent, or expired by the caller's clock: the item can be claimed. */
     static final String CLAIMABLE = "attribute_not_exists(#pk) OR #expires <= :now";
@@ -56,13 +58,18 @@ final class DynamoDbItems {
         return Map.of(PK, s(partitionKey));
     }
 
-    static Map<String, AttributeValue> inProgress(String partitionKey, String owner, Instant expiresAt) {
+    /** The whole item a claim puts: a take-over replaces every attribute, the fingerprint included. */
+    static Map<String, AttributeValue> inProgress(String partitionKey, String owner, Instant expiresAt,
+            byte[] fingerprint) {
         Map<String, AttributeValue> item = new HashMap<>();
         item.put(PK, s(partitionKey));
         item.put(OWNER, s(owner));
         item.put(STATE, s(RecordState.IN_PROGRESS.name()));
         item.put(EXPIRES_AT_MS, n(expiresAt.toEpochMilli()));
         item.put(TTL, n(ttlSeconds(expiresAt)));
+        if (fingerprint != null) {
+            item.put(FINGERPRINT, b(fingerprint));
+        }
         return item;
     }
 
@@ -82,6 +89,11 @@ final class DynamoDbItems {
     static byte[] result(Map<String, AttributeValue> item) {
         AttributeValue result = item.get(RESULT);
         return result == null ? null : result.b().asByteArray();
+    }
+
+    static byte[] fingerprint(Map<String, AttributeValue> item) {
+        AttributeValue fingerprint = item.get(FINGERPRINT);
+        return fingerprint == null ? null : fingerprint.b().asByteArray();
     }
 
     static String owner(Map<String, AttributeValue> item) {

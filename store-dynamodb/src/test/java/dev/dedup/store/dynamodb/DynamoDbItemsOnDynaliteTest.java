@@ -82,6 +82,23 @@ class DynamoDbItemsOnDynaliteTest {
     }
 
     @Test
+    @DisplayName("a fingerprint is a binary attribute: kept by complete, replaced by a take-over's put, absent without")
+    void fingerprintAttribute() throws InterruptedException {
+        String namespace = namespace();
+        DynamoDbDedupStore store = DynamoDbDedupStore.builder(client, DynamoDbTestSupport.TABLE).namespace(namespace)
+                .build();
+
+        Claim claim = (Claim) store.claim("order-1", Duration.ofMillis(300), new byte[] {1, 2});
+        assertThat(item(namespace, "order-1").get("fingerprint").b().asByteArray()).containsExactly(1, 2);
+        assertThat(store.complete(claim, Duration.ofMillis(300), null)).isTrue();
+        assertThat(item(namespace, "order-1").get("fingerprint").b().asByteArray()).containsExactly(1, 2);
+        Thread.sleep(400);
+
+        store.claim("order-1", Duration.ofMinutes(1));
+        assertThat(item(namespace, "order-1")).doesNotContainKey("fingerprint");
+    }
+
+    @Test
     @DisplayName("where the service returns the old item on a failed condition, no second read is made")
     void duplicateFromTheFailedConditionItself() {
         String namespace = namespace();

@@ -184,20 +184,20 @@ public final class MongoDedupStore extends AbstractDedupStore {
     }
 
     @Override
-    protected ClaimResult doClaim(String key, String owner, Duration lease) {
+    protected ClaimResult doClaim(String key, String owner, Duration lease, byte[] fingerprint) {
         ContentionRetry retry = ContentionRetry.within(timeout);
         return call("claim", () -> MongoRetryOnce.run(collection, deadline(retry),
-                (attempt, retried) -> claimOne(attempt, key, owner, lease, true, retry)));
+                (attempt, retried) -> claimOne(attempt, key, owner, lease, fingerprint, true, retry)));
     }
 
     /**
      * The claim loop: insert; on a duplicate key read the document; a live one is a duplicate (or this claim's own,
      * when an earlier try's reply was lost), an expired one is taken over. A step that loses to a concurrent writer
      * starts again until the claim is decided or the store's timeout passes. {@code insertFirst} is false when the
-     * caller already knows the key exists.
+     * caller already knows the key exists. A batch passes a null {@code fingerprint}.
      */
     private ClaimResult claimOne(MongoCollection<BsonDocument> on, String key, String owner, Duration lease,
-            boolean insertFirst, ContentionRetry retry) {
+            byte[] fingerprint, boolean insertFirst, ContentionRetry retry) {
         String id = documentId(key);
         boolean insert = insertFirst;
         while (true) {
@@ -205,7 +205,7 @@ public final class MongoDedupStore extends AbstractDedupStore {
                 long now = clock.millis();
                 long expiresAt = now + lease.toMillis();
                 try {
-                    on.insertOne(MongoRecord.inProgress(id, owner, expiresAt, now));
+                    on.insertOne(MongoRecord.inProgress(id, owner, expiresAt, now, fingerprint));
                     return claim(key, owner, expiresAt);
                 } catch (MongoWriteException e) {
                     if (e.getError().getCategory() != ErrorCategory.DUPLICATE_KEY) {
@@ -215,7 +215,8 @@ public final class MongoDedupStore extends AbstractDedupStore {
             }
             BsonDocument found = on.find(eq(MongoRecord.ID, id)).first();
             if (found != null) {
-                ClaimResult result = resolve(on, key, owner, lease, MongoRecord.decode(found, collectionName));
+                ClaimResult result = resolve(on, key, owner, lease, fingerprint,
+                        MongoRecord.decode(found, collectionName));
                 if (result != null) {
                     return result;
                 }
@@ -233,13 +234,14 @@ public final class MongoDedupStore extends AbstractDedupStore {
      * matched nothing.
      */
     private ClaimResult resolve(MongoCollection<BsonDocument> on, String key, String owner, Duration lease,
-            MongoRecord existing) {
+            byte[] fingerprint, MongoRecord existing) {
         long now = clock.millis();
         if (existing.liveAt(now)) {
             if (existing.owner().equals(owner) && existing.state() == RecordState.IN_PROGRESS) {
                 return claim(key, owner, existing.expiresAt().toEpochMilli());
             }
-            return new Duplicate(key, existing.state(), existing.expiresAt(), existing.result());
+            return new Duplicate(key, existing.state(), existing.expiresAt(), existing.result(),
+                    existing.fingerprint());
         }
         long expiresAt = now + lease.toMillis();
         BsonDocument lapsed = new BsonDocument(MongoRecord.ID, new BsonString(documentId(key)))
@@ -251,7 +253,9 @@ public final class MongoDedupStore extends AbstractDedupStore {
                 Updates.set(MongoRecord.EXPIRES_AT, new BsonDateTime(expiresAt)),
                 Updates.set(MongoRecord.CREATED_AT, new BsonDateTime(now)),
                 Updates.unset(MongoRecord.COMPLETED_AT),
-                Updates.unset(MongoRecord.RESULT));
+                Updates.unset(MongoRecord.RESULT),
+                fingerprint == null ? Updates.unset(MongoRecord.FINGERPRINT)
+                        : Updates.set(MongoRecord.FINGERPRINT, new BsonBinary(fingerprint)));
         if (on.updateOne(lapsed, takeOver).getMatchedCount() == 1) {
             return claim(key, owner, expiresAt);
         }
@@ -276,7 +280,7 @@ public final class MongoDedupStore extends AbstractDedupStore {
         long expiresAt = now + lease.toMillis();
         List<BsonDocument> documents = new ArrayList<>(distinct.size());
         for (String key : distinct) {
-            documents.add(MongoRecord.inProgress(documentId(key), ownerByKey.get(key), expiresAt, now));
+            documents.add(MongoRecord.inProgress(documentId(key), ownerByKey.get(key), expiresAt, now, null));
         }
         Set<Integer> taken = new HashSet<>();
         try {
@@ -319,9 +323,10 @@ public final class MongoDedupStore extends AbstractDedupStore {
             String owner = ownerByKey.get(key);
             BsonDocument document = found.get(documentId(key));
             ClaimResult result = document == null ? null
-                    : resolve(on, key, owner, lease, MongoRecord.decode(document, collectionName));
+                    : resolve(on, key, owner, lease, null, MongoRecord.decode(document, collectionName));
             // Gone since the insert, or taken over by a racer: settle this key alone.
-            results.put(key, result != null ? result : claimOne(on, key, owner, lease, document == null, retry));
+            results.put(key, result != null ? result
+                    : claimOne(on, key, owner, lease, null, document == null, retry));
         }
         return results;
     }

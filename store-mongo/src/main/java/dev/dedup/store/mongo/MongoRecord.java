@@ -3,6 +3,7 @@ package dev.dedup.store.mongo;
 import dev.dedup.DedupConfigurationException;
 import dev.dedup.RecordState;
 import java.time.Instant;
+import org.bson.BsonBinary;
 import org.bson.BsonDateTime;
 import org.bson.BsonDocument;
 import org.bson.BsonString;
@@ -18,14 +19,16 @@ import org.bson.BsonValue;
  *   expiresAt:   ISODate,                         a BSON date, so the TTL index can delete the document later
  *   createdAt:   ISODate,                         when the current claim was made (reset by a take-over)
  *   completedAt: ISODate,                         completed records only
- *   result:      BinData(0, ...) }                completed records with a result only (an empty one included)
+ *   result:      BinData(0, ...),                 completed records with a result only (an empty one included)
+ *   fingerprint: BinData(0, ...) }                claims made with a payload fingerprint only; complete, fail and
+ *                                                 extend keep it, a take-over replaces it
  * </pre>
  *
  * <p>The namespace cannot contain {@code ':'} ({@link dev.dedup.DedupLimits#NAMESPACE_PATTERN}), so
  * {@code namespace + ":" + key} names exactly one (namespace, key) pair. Instants are whole milliseconds, the
  * precision of a BSON date, so the expiry a claim reports is exactly the one stored.
  */
-record MongoRecord(String owner, RecordState state, Instant expiresAt, byte[] result) {
+record MongoRecord(String owner, RecordState state, Instant expiresAt, byte[] result, byte[] fingerprint) {
     static final String ID = "_id";
     static final String OWNER = "owner";
     static final String STATE = "state";
@@ -33,19 +36,25 @@ record MongoRecord(String owner, RecordState state, Instant expiresAt, byte[] re
     static final String CREATED_AT = "createdAt";
     static final String COMPLETED_AT = "completedAt";
     static final String RESULT = "result";
+    static final String FINGERPRINT = "fingerprint";
 
     static final String IN_PROGRESS = RecordState.IN_PROGRESS.name();
     static final String COMPLETED = RecordState.COMPLETED.name();
     private static final java.util.Set<String> STATES =
             java.util.Set.of(IN_PROGRESS, COMPLETED, RecordState.FAILED.name());
 
-    /** The document a fresh claim inserts. */
-    static BsonDocument inProgress(String id, String owner, long expiresAtMillis, long nowMillis) {
-        return new BsonDocument(ID, new BsonString(id))
+    /** The document a fresh claim inserts, with its fingerprint when it has one. */
+    static BsonDocument inProgress(String id, String owner, long expiresAtMillis, long nowMillis,
+            byte[] fingerprint) {
+        BsonDocument document = new BsonDocument(ID, new BsonString(id))
                 .append(OWNER, new BsonString(owner))
                 .append(STATE, new BsonString(IN_PROGRESS))
                 .append(EXPIRES_AT, new BsonDateTime(expiresAtMillis))
                 .append(CREATED_AT, new BsonDateTime(nowMillis));
+        if (fingerprint != null) {
+            document.append(FINGERPRINT, new BsonBinary(fingerprint));
+        }
+        return document;
     }
 
     /** True while the record holds its key at {@code nowMillis}: its expiry is still ahead. */
@@ -62,6 +71,7 @@ record MongoRecord(String owner, RecordState state, Instant expiresAt, byte[] re
         BsonValue state = document.get(STATE);
         BsonValue expiresAt = document.get(EXPIRES_AT);
         BsonValue result = document.get(RESULT);
+        BsonValue fingerprint = document.get(FINGERPRINT);
         String problem = null;
         if (owner == null || !owner.isString()) {
             problem = OWNER + " (a string)";
@@ -72,6 +82,8 @@ record MongoRecord(String owner, RecordState state, Instant expiresAt, byte[] re
             problem = EXPIRES_AT + " (a date)";
         } else if (result != null && !result.isBinary()) {
             problem = RESULT + " (binary)";
+        } else if (fingerprint != null && !fingerprint.isBinary()) {
+            problem = FINGERPRINT + " (binary)";
         }
         if (problem != null) {
             throw new DedupConfigurationException("a document in " + collection + " is not a dedup record: it lacks"
@@ -80,6 +92,7 @@ record MongoRecord(String owner, RecordState state, Instant expiresAt, byte[] re
         }
         return new MongoRecord(owner.asString().getValue(), RecordState.valueOf(state.asString().getValue()),
                 Instant.ofEpochMilli(expiresAt.asDateTime().getValue()),
-                result == null ? null : result.asBinary().getData());
+                result == null ? null : result.asBinary().getData(),
+                fingerprint == null ? null : fingerprint.asBinary().getData());
     }
 }

@@ -111,6 +111,22 @@ class MongoDocumentLayoutOnMongoJavaServerTest {
     }
 
     @Test
+    @DisplayName("a fingerprint is a binary field: inserted with the claim, kept by complete, set or unset by a take-over")
+    void fingerprintField() {
+        Claim claim = (Claim) store.claim("printed", Duration.ofSeconds(30), new byte[] {5, 6});
+        assertThat(stored("printed").getBinary("fingerprint").getData()).containsExactly(5, 6);
+        assertThat(store.complete(claim, Duration.ofSeconds(30), null)).isTrue();
+        assertThat(stored("printed").getBinary("fingerprint").getData()).containsExactly(5, 6);
+
+        clock.advance(Duration.ofMinutes(1));
+        store.claim("printed", Duration.ofSeconds(30), new byte[] {7});
+        assertThat(stored("printed").getBinary("fingerprint").getData()).containsExactly(7);
+        clock.advance(Duration.ofMinutes(1));
+        store.claim("printed", Duration.ofSeconds(30));
+        assertThat(stored("printed")).doesNotContainKey("fingerprint");
+    }
+
+    @Test
     @DisplayName("a live duplicate costs an insert that fails with 11000 and one find by _id; nothing is written")
     void duplicateIsInsertThenFind() {
         Claim claim = (Claim) store.claim("k", Duration.ofSeconds(30));

@@ -186,7 +186,7 @@ public final class PostgresDedupStore extends AbstractDedupStore {
     }
 
     @Override
-    protected ClaimResult doClaim(String key, String owner, Duration lease) {
+    protected ClaimResult doClaim(String key, String owner, Duration lease, byte[] fingerprint) {
         // After a lost reply the same owner claims again: a row the first attempt wrote comes back as ours.
         Connections.Work<ClaimResult> claim = connection -> {
             SnapshotRaces races = new SnapshotRaces(namespace(), timeout);
@@ -197,6 +197,7 @@ public final class PostgresDedupStore extends AbstractDedupStore {
                     statement.setString(2, key);
                     statement.setString(3, owner);
                     statement.setLong(4, lease.toMillis());
+                    statement.setBytes(5, fingerprint);
                     try (ResultSet row = statement.executeQuery()) {
                         if (row.next()) {
                             return toResult(key, owner, row);
@@ -328,7 +329,7 @@ public final class PostgresDedupStore extends AbstractDedupStore {
             return new Claim(namespace(), key, owner, expiresAt.toInstant());
         }
         return new Duplicate(key, RecordState.valueOf(row.getString("state")), expiresAt.toInstant(),
-                row.getBytes("result"));
+                row.getBytes("result"), row.getBytes("fingerprint"));
     }
 
     /** Settings for a {@link PostgresDedupStore}; each setter checks its value at once. */

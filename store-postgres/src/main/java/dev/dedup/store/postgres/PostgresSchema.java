@@ -38,6 +38,10 @@ final class PostgresSchema {
         COLUMNS.put("completed_at", "timestamp with time zone");
     }
 
+    /** Added after the first release: {@link #create} adds it to an older table, {@link #validate} asks for that. */
+    private static final String FINGERPRINT = "fingerprint";
+    private static final String FINGERPRINT_TYPE = "bytea";
+
     /** The advisory lock that serialises schema creation per table, across processes. */
     private static final String SCHEMA_LOCK = "dedup-schema:";
 
@@ -72,6 +76,10 @@ final class PostgresSchema {
             // An unqualified table found elsewhere on the search_path is the one the statements use: keep it.
             if (columns(connection, table).isEmpty()) {
                 statement.execute(table.createTable());
+            }
+            if (!columns(connection, table).containsKey(FINGERPRINT)) {
+                log.info("dedup table {}: adding the fingerprint column", table.display());
+                statement.execute(table.addFingerprint());
             }
             statement.execute(table.createExpiryIndex());
             statement.execute(table.createPurgeProcedure());
@@ -173,8 +181,8 @@ final class PostgresSchema {
     }
 
     /**
-     * Fails with the DDL when the table is missing, a column is missing or of another type, or the state CHECK
-     * predates FAILED. The table is resolved as the statements resolve it (search_path), not in current_schema().
+     * Fails with the DDL when the table is missing, a column is missing or of another type, or the table predates
+     * the fingerprint column or the FAILED state. The table is resolved as the statements resolve it (search_path), not in current_schema().
      */
     static void validate(Connection connection, PostgresTable table) throws SQLException {
         Map<String, String> found = columns(connection, table);
@@ -192,19 +200,32 @@ final class PostgresSchema {
                         .append(actual == null ? "no such column" : actual);
             }
         });
+        String fingerprint = found.get(FINGERPRINT);
+        if (fingerprint != null && !FINGERPRINT_TYPE.equals(fingerprint)) {
+            differences.append("\n  ").append(FINGERPRINT).append(": expected ").append(FINGERPRINT_TYPE)
+                    .append(", found ").append(fingerprint);
+        }
         if (!differences.isEmpty()) {
             throw new DedupConfigurationException("dedup table " + table.display() + " has the wrong columns:"
                     + differences + "\nIt must be:\n" + table.createTable() + ";");
         }
+        List<String> problems = new ArrayList<>();
+        StringBuilder fix = new StringBuilder();
+        if (fingerprint == null) {
+            problems.add("it has no fingerprint column, so claims could not store payload fingerprints");
+            fix.append(table.addFingerprint()).append(";\n");
+        }
         List<String> outdated = stateChecksWithoutFailed(connection, table);
         if (!outdated.isEmpty()) {
-            StringBuilder fix = new StringBuilder();
+            problems.add("it has a CHECK on state that does not allow 'FAILED', so fail() would be rejected");
             for (String ddl : table.allowFailed(outdated.get(0))) {
                 fix.append(ddl).append(";\n");
             }
-            throw new DedupConfigurationException("dedup table " + table.display() + " has a CHECK on state that"
-                    + " does not allow 'FAILED' (made by an earlier version), so fail() would be rejected; call"
-                    + " PostgresDedupStore.createSchema(), which upgrades it, or run:\n" + fix);
+        }
+        if (!problems.isEmpty()) {
+            throw new DedupConfigurationException("dedup table " + table.display() + " was made by an earlier"
+                    + " version: " + String.join("; ", problems) + ". Call PostgresDedupStore.createSchema(), which"
+                    + " upgrades it, or run:\n" + fix);
         }
     }
 

@@ -69,6 +69,7 @@ final class PostgresTable {
                 + "    state        text        NOT NULL CHECK (state IN ('IN_PROGRESS', 'COMPLETED', 'FAILED')),\n"
                 + "    expires_at   timestamptz NOT NULL,\n"
                 + "    result       bytea,\n"
+                + "    fingerprint  bytea,\n"
                 + "    created_at   timestamptz NOT NULL,\n"
                 + "    completed_at timestamptz,\n"
                 + "    PRIMARY KEY (namespace, key)\n"
@@ -132,35 +133,45 @@ final class PostgresTable {
     // Time is statement_timestamp(): the server's clock, fixed for one statement, and not frozen at the start of
     // a long caller transaction the way now() is.
 
+    /** Adds the fingerprint column to a table made before it existed: nullable, no default, so no rewrite. */
+    String addFingerprint() {
+        return "ALTER TABLE " + qualified + " ADD COLUMN IF NOT EXISTS fingerprint bytea";
+    }
+
     /**
      * The claim in one statement. Insert when absent (a live duplicate costs no write: DO NOTHING takes no lock);
      * otherwise take the row over when it has expired; otherwise read the live row. It returns one row: ours
      * (claimed) or the holder's (duplicate). It returns none when a concurrent transaction committed the row after
      * this statement's snapshot was taken; the caller then runs it again.
-     * Parameters: namespace, key, owner, lease in ms.
+     * A take-over replaces the fingerprint. Parameters: namespace, key, owner, lease in ms, fingerprint (or null).
      */
     String claim() {
         return "WITH p AS (SELECT ?::text AS namespace, ?::text AS key, ?::text AS owner,"
-                + " statement_timestamp() + ?::bigint * interval '1 millisecond' AS expires_at),\n"
-                + "ins AS (INSERT INTO " + qualified + " (namespace, key, owner, state, expires_at, created_at)"
-                + " SELECT namespace, key, owner, 'IN_PROGRESS', expires_at, statement_timestamp() FROM p"
+                + " statement_timestamp() + ?::bigint * interval '1 millisecond' AS expires_at,"
+                + " ?::bytea AS fingerprint),\n"
+                + "ins AS (INSERT INTO " + qualified
+                + " (namespace, key, owner, state, expires_at, created_at, fingerprint)"
+                + " SELECT namespace, key, owner, 'IN_PROGRESS', expires_at, statement_timestamp(), fingerprint FROM p"
                 + " ON CONFLICT (namespace, key) DO NOTHING"
-                + " RETURNING owner, state, expires_at, result),\n"
+                + " RETURNING owner, state, expires_at, result, fingerprint),\n"
                 + "takeover AS (UPDATE " + qualified + " AS t SET owner = p.owner, state = 'IN_PROGRESS',"
-                + " expires_at = p.expires_at, result = NULL, created_at = statement_timestamp(), completed_at = NULL"
+                + " expires_at = p.expires_at, result = NULL, created_at = statement_timestamp(), completed_at = NULL,"
+                + " fingerprint = p.fingerprint"
                 + " FROM p WHERE t.namespace = p.namespace AND t.key = p.key"
                 + " AND t.expires_at <= statement_timestamp() AND NOT EXISTS (SELECT 1 FROM ins)"
-                + " RETURNING t.owner, t.state, t.expires_at, t.result)\n"
-                + "SELECT owner, state, expires_at, result FROM ins\n"
-                + "UNION ALL SELECT owner, state, expires_at, result FROM takeover\n"
-                + "UNION ALL SELECT t.owner, t.state, t.expires_at, t.result FROM " + qualified + " AS t, p"
+                + " RETURNING t.owner, t.state, t.expires_at, t.result, t.fingerprint)\n"
+                + "SELECT owner, state, expires_at, result, fingerprint FROM ins\n"
+                + "UNION ALL SELECT owner, state, expires_at, result, fingerprint FROM takeover\n"
+                + "UNION ALL SELECT t.owner, t.state, t.expires_at, t.result, t.fingerprint FROM " + qualified
+                + " AS t, p"
                 + " WHERE t.namespace = p.namespace AND t.key = p.key AND t.expires_at > statement_timestamp()"
                 + " AND NOT EXISTS (SELECT 1 FROM ins) AND NOT EXISTS (SELECT 1 FROM takeover)";
     }
 
     /**
      * The batch claim in one statement: the same three steps for an array of distinct keys and owners. Inserts go
-     * in key order and take-overs lock in key order, so two batches with overlapping keys cannot deadlock.
+     * in key order and take-overs lock in key order, so two batches with overlapping keys cannot deadlock. A batch
+     * stores no fingerprint (a take-over clears it) but returns the live rows' fingerprints.
      * Parameters: namespace, keys[], owners[], lease in ms.
      */
     String claimAll() {
@@ -171,19 +182,21 @@ final class PostgresTable {
                 + " SELECT p.namespace, input.key, input.owner, 'IN_PROGRESS', p.expires_at, statement_timestamp()"
                 + " FROM input, p ORDER BY input.key"
                 + " ON CONFLICT (namespace, key) DO NOTHING"
-                + " RETURNING key, owner, state, expires_at, result),\n"
+                + " RETURNING key, owner, state, expires_at, result, fingerprint),\n"
                 + "expired AS (SELECT t.key FROM " + qualified + " AS t, p"
                 + " WHERE t.namespace = p.namespace AND t.key IN (SELECT key FROM input)"
                 + " AND t.key NOT IN (SELECT key FROM ins) AND t.expires_at <= statement_timestamp()"
                 + " ORDER BY t.key FOR UPDATE OF t),\n"
                 + "takeover AS (UPDATE " + qualified + " AS t SET owner = input.owner, state = 'IN_PROGRESS',"
-                + " expires_at = p.expires_at, result = NULL, created_at = statement_timestamp(), completed_at = NULL"
+                + " expires_at = p.expires_at, result = NULL, created_at = statement_timestamp(), completed_at = NULL,"
+                + " fingerprint = NULL"
                 + " FROM input, p WHERE t.namespace = p.namespace AND t.key = input.key"
                 + " AND t.key IN (SELECT key FROM expired)"
-                + " RETURNING t.key, t.owner, t.state, t.expires_at, t.result)\n"
-                + "SELECT key, owner, state, expires_at, result FROM ins\n"
-                + "UNION ALL SELECT key, owner, state, expires_at, result FROM takeover\n"
-                + "UNION ALL SELECT t.key, t.owner, t.state, t.expires_at, t.result FROM " + qualified + " AS t, p"
+                + " RETURNING t.key, t.owner, t.state, t.expires_at, t.result, t.fingerprint)\n"
+                + "SELECT key, owner, state, expires_at, result, fingerprint FROM ins\n"
+                + "UNION ALL SELECT key, owner, state, expires_at, result, fingerprint FROM takeover\n"
+                + "UNION ALL SELECT t.key, t.owner, t.state, t.expires_at, t.result, t.fingerprint FROM " + qualified
+                + " AS t, p"
                 + " WHERE t.namespace = p.namespace AND t.key IN (SELECT key FROM input)"
                 + " AND t.key NOT IN (SELECT key FROM ins) AND t.key NOT IN (SELECT key FROM expired)"
                 + " AND t.expires_at > statement_timestamp()";

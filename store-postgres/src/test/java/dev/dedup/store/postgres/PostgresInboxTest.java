@@ -90,6 +90,26 @@ class PostgresInboxTest {
     }
 
     @Test
+    @DisplayName("a claim's fingerprint stored inside the transaction comes back to duplicates after the commit")
+    void fingerprintCommitsWithTheClaim() throws SQLException {
+        String messageId = newMessageId();
+        byte[] fingerprint = "sha-of-order-7".getBytes();
+        try (Connection transaction = begin()) {
+            DedupStore inbox = store.inTransaction(transaction);
+            Claim claim = (Claim) inbox.claim(messageId, LEASE, fingerprint);
+            Duplicate again = (Duplicate) inbox.claim(messageId, LEASE, "other".getBytes());
+            assertThat(again.fingerprint()).hasValueSatisfying(bytes -> assertThat(bytes).isEqualTo(fingerprint));
+            reserve(transaction, messageId, "sku-1", 1);
+            assertThat(inbox.complete(claim, RETENTION, null)).isTrue();
+            transaction.commit();
+        }
+
+        Duplicate duplicate = (Duplicate) store.claim(messageId, LEASE);
+        assertThat(duplicate.state()).isEqualTo(RecordState.COMPLETED);
+        assertThat(duplicate.fingerprint()).hasValueSatisfying(bytes -> assertThat(bytes).isEqualTo(fingerprint));
+    }
+
+    @Test
     @DisplayName("two concurrent deliveries in two transactions make exactly one business write")
     void concurrentDeliveriesWriteOnce() throws Exception {
         String messageId = newMessageId();

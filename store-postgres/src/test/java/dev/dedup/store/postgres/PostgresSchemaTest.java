@@ -266,6 +266,40 @@ class PostgresSchemaTest {
     }
 
     @Test
+    @DisplayName("a table made before fingerprints: validation says how to fix it, createSchema adds the column")
+    void addsTheFingerprintColumnToAnOlderTable() throws SQLException {
+        String table = freshTable();
+        try (Connection connection = pool.getConnection(); Statement statement = connection.createStatement()) {
+            statement.execute("CREATE TABLE \"" + table + "\" (namespace text NOT NULL, key text NOT NULL,"
+                    + " owner text NOT NULL,"
+                    + " state text NOT NULL CHECK (state IN ('IN_PROGRESS', 'COMPLETED', 'FAILED')),"
+                    + " expires_at timestamptz NOT NULL, result bytea, created_at timestamptz NOT NULL,"
+                    + " completed_at timestamptz, PRIMARY KEY (namespace, key))");
+            statement.execute("INSERT INTO \"" + table + "\" VALUES ('default', 'old', 'someone', 'COMPLETED',"
+                    + " now() + interval '1 hour', NULL, now(), now())");
+        }
+        assertThatThrownBy(() -> PostgresDedupStore.builder(pool).table(table).build())
+                .isInstanceOf(DedupConfigurationException.class)
+                .hasMessageContaining("no fingerprint column")
+                .hasMessageContaining("createSchema()")
+                .hasMessageContaining("ALTER TABLE \"" + table + "\" ADD COLUMN IF NOT EXISTS fingerprint bytea;")
+                .hasMessageNotContaining("'FAILED'");
+
+        PostgresDedupStore store = PostgresDedupStore.builder(pool).table(table).validateSchema(false).build();
+        store.createSchema();
+        store.createSchema();
+        store.validateSchema();
+        byte[] fingerprint = {1, 2, 3};
+        assertThat(store.claim("new", Duration.ofSeconds(5), fingerprint)).isInstanceOf(Claim.class);
+        Duplicate duplicate = (Duplicate) store.claim("new", Duration.ofSeconds(5));
+        assertThat(duplicate.fingerprint()).hasValueSatisfying(stored -> assertThat(stored).isEqualTo(fingerprint));
+        Duplicate old = (Duplicate) store.claim("old", Duration.ofSeconds(5), fingerprint);
+        assertThat(old.fingerprint()).as("a row from before the upgrade has no fingerprint").isEmpty();
+        assertThat(rows("SELECT key, fingerprint IS NULL FROM \"" + table + "\" ORDER BY key"))
+                .containsExactly(List.of("new", "f"), List.of("old", "t"));
+    }
+
+    @Test
     @DisplayName("where pg_cron lives in another database, the report says so, and a cron DataSource schedules it there")
     void cronInAnotherDatabase() throws SQLException {
         String other = PostgresTestSupport.jdbcUrl().replace("/dedup?", "/dedup_other?");

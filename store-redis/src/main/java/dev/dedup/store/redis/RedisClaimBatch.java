@@ -82,7 +82,7 @@ final class RedisClaimBatch {
                 throw RedisErrors.translate("claimAll", cause);
             }
             // NOSCRIPT (not run) or a lost reply (maybe run): claim this key again on its own.
-            return store.claimOn(commands, key, ownerByKey.get(key), lease, deadline, lostReply);
+            return store.claimOn(commands, key, ownerByKey.get(key), lease, null, deadline, lostReply);
         } catch (TimeoutException e) {
             throw RedisErrors.translate("claimAll", e);
         }

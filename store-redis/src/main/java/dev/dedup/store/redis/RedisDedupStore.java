@@ -101,10 +101,10 @@ public final class RedisDedupStore extends AbstractDedupStore {
     }
 
     @Override
-    protected ClaimResult doClaim(String key, String owner, Duration lease) {
+    protected ClaimResult doClaim(String key, String owner, Duration lease, byte[] fingerprint) {
         long deadline = calls.deadline();
         RedisClusterAsyncCommands<String, byte[]> commands = claimConnection(key);
-        ClaimResult result = claimOn(commands, key, owner, lease, deadline, false);
+        ClaimResult result = claimOn(commands, key, owner, lease, fingerprint, deadline, false);
         if (result instanceof Claim claim && replicas > 0) {
             awaitReplicas(commands, List.of(claim));
         }
@@ -128,14 +128,17 @@ public final class RedisDedupStore extends AbstractDedupStore {
     RedisFuture<List<Object>> sendClaim(RedisClusterAsyncCommands<String, byte[]> commands, String key, String owner,
             Duration lease) {
         return calls.send(commands, RedisScripts.CLAIM, ScriptOutputType.MULTI, redisKey(key),
-                claimArguments(owner, lease), false);
+                claimArguments(owner, lease, null), false);
     }
 
-    /** Claims one key, resending after a lost reply; {@code resend} when an earlier attempt may have run. */
+    /**
+     * Claims one key, resending after a lost reply; {@code resend} when an earlier attempt may have run. A batch
+     * passes a null {@code fingerprint}.
+     */
     ClaimResult claimOn(RedisClusterAsyncCommands<String, byte[]> commands, String key, String owner, Duration lease,
-            long deadline, boolean resend) {
+            byte[] fingerprint, long deadline, boolean resend) {
         List<Object> reply = calls.run(commands, RedisScripts.CLAIM, ScriptOutputType.MULTI, redisKey(key),
-                again -> claimArguments(owner, lease), "claim", deadline, resend);
+                again -> claimArguments(owner, lease, fingerprint), "claim", deadline, resend);
         return claimResult(key, owner, reply);
     }
 
@@ -149,11 +152,12 @@ public final class RedisDedupStore extends AbstractDedupStore {
         RedisRecord existing = RedisRecord.decode((byte[]) reply.get(2));
         // A key someone persisted has no TTL (-1): report the expiry its record carries.
         Instant expiresAt = expiry >= 0 ? Instant.ofEpochMilli(expiry) : existing.expiresAt();
-        return new Duplicate(key, existing.state(), expiresAt, existing.result());
+        return new Duplicate(key, existing.state(), expiresAt, existing.result(), existing.fingerprint());
     }
 
-    private static byte[][] claimArguments(String owner, Duration lease) {
-        return new byte[][] {ascii(owner), millis(lease)};
+    private static byte[][] claimArguments(String owner, Duration lease, byte[] fingerprint) {
+        return fingerprint == null ? new byte[][] {ascii(owner), millis(lease)}
+                : new byte[][] {ascii(owner), millis(lease), fingerprint};
     }
 
     /**

@@ -14,11 +14,14 @@ import java.time.Instant;
  * byte 0       state: 'P' in progress, 'C' completed, 'F' failed
  * bytes 1-8    expiry, epoch milliseconds on the server's clock, big-endian (PX enforces it)
  * bytes 9-44   owner token (36 ASCII characters)
- * byte 45      1 if a result follows, else 0
- * bytes 46-    the result
+ * byte 45      flags: 1 if a result follows, plus 2 if a fingerprint follows (0 to 3)
+ * byte 46      with flag 2: the fingerprint's length n (1 to 64), then n bytes of fingerprint
+ * then         with flag 1: the result, to the end
  * </pre>
+ *
+ * <p>Records written before fingerprints have flags 0 or 1 and read the same.
  */
-record RedisRecord(RecordState state, Instant expiresAt, String owner, byte[] result) {
+record RedisRecord(RecordState state, Instant expiresAt, String owner, byte[] result, byte[] fingerprint) {
     static final int OWNER_LENGTH = 36;
     private static final int HEADER = 1 + 8 + OWNER_LENGTH + 1;
 
@@ -41,12 +44,18 @@ record RedisRecord(RecordState state, Instant expiresAt, String owner, byte[] re
         Instant expiresAt = Instant.ofEpochMilli(buffer.getLong());
         byte[] owner = new byte[OWNER_LENGTH];
         buffer.get(owner);
+        int flags = buffer.get();
+        byte[] fingerprint = null;
+        if ((flags & 2) != 0) {
+            fingerprint = new byte[buffer.get() & 0xff];
+            buffer.get(fingerprint);
+        }
         byte[] result = null;
-        if (buffer.get() == 1) {
+        if ((flags & 1) != 0) {
             result = new byte[buffer.remaining()];
             buffer.get(result);
         }
-        return new RedisRecord(state, expiresAt, new String(owner, StandardCharsets.US_ASCII), result);
+        return new RedisRecord(state, expiresAt, new String(owner, StandardCharsets.US_ASCII), result, fingerprint);
     }
 
     private static RecordState stateOf(byte code) {

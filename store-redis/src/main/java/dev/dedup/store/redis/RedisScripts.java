@@ -9,7 +9,8 @@ import java.util.HexFormat;
  * Every operation is one Lua script, so the check, the write and the reading of the server's clock are one atomic
  * step: a stale owner can never overwrite or delete the record of the owner that took over, and every expiry is
  * computed from Redis's own {@code TIME}, the clock that enforces it. Byte 1 of a record is its state, bytes 2-9
- * its expiry and bytes 10-45 (1-based, as Lua counts) its owner; see {@link RedisRecord}. An expired key reads as
+ * its expiry, bytes 10-45 (1-based, as Lua counts) its owner and byte 46 its flags (1: a result follows, 2: a
+ * fingerprint follows, its length in byte 47); see {@link RedisRecord}. An expired key reads as
  * absent, so a lapsed lease fails every check. In-progress ('P') is the only state that can change; completed
  * ('C') and failed ('F') are terminal.
  */
@@ -27,9 +28,9 @@ final class RedisScripts {
             + "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n";
 
     /**
-     * KEYS[1] key; ARGV[1] owner, ARGV[2] lease ms. Returns {1, expiry} for a fresh claim, {1, expiry, record} when
-     * the key already holds this owner's claim (a resend whose first reply was lost), {0, expiry, record} for a
-     * duplicate; expiry is the server's (TIME + PTTL), or -1 for a key without a TTL.
+     * KEYS[1] key; ARGV[1] owner, ARGV[2] lease ms, ARGV[3] the fingerprint (optional, 1 to 64 bytes). Returns
+     * {1, expiry} for a fresh claim, {1, expiry, record} when the key already holds this owner's claim (a resend
+     * whose first reply was lost), {0, expiry, record} for a duplicate, whose record carries its fingerprint; expiry is the server's (TIME + PTTL), or -1 for a key without a TTL.
      */
     static final Script CLAIM = new Script(NOW
             + "local v = redis.call('GET', KEYS[1])\n"
@@ -42,7 +43,9 @@ final class RedisScripts {
             + "  return {own, expiry, v}\n"
             + "end\n"
             + "local expiry = now + tonumber(ARGV[2])\n"
-            + "redis.call('SET', KEYS[1], 'P' .. struct.pack('>i8', expiry) .. ARGV[1] .. '\\0', 'PX', ARGV[2])\n"
+            + "local tail = '\\0'\n"
+            + "if ARGV[3] then tail = '\\2' .. string.char(#ARGV[3]) .. ARGV[3] end\n"
+            + "redis.call('SET', KEYS[1], 'P' .. struct.pack('>i8', expiry) .. ARGV[1] .. tail, 'PX', ARGV[2])\n"
             + "return {1, expiry}\n");
 
     /**
@@ -55,9 +58,20 @@ final class RedisScripts {
             + "local state = string.sub(v, 1, 1)\n"
             + "if state == 'P' then\n"
             + NOW
-            + "  local payload = '\\0'\n"
-            + "  if ARGV[5] then payload = '\\1' .. ARGV[5] end\n"
-            + "  local record = ARGV[2] .. struct.pack('>i8', now + tonumber(ARGV[3])) .. ARGV[1] .. payload\n"
+            // Keep the claim's fingerprint (flag bit 2): byte 46 the flags, byte 47 its length, then the bytes.
+            + "  local flags = 0\n"
+            + "  local fingerprint = ''\n"
+            + "  if string.byte(v, 46) >= 2 then\n"
+            + "    fingerprint = string.sub(v, 47, 47 + string.byte(v, 47))\n"
+            + "    flags = 2\n"
+            + "  end\n"
+            + "  local result = ''\n"
+            + "  if ARGV[5] then\n"
+            + "    result = ARGV[5]\n"
+            + "    flags = flags + 1\n"
+            + "  end\n"
+            + "  local record = ARGV[2] .. struct.pack('>i8', now + tonumber(ARGV[3])) .. ARGV[1]"
+            + " .. string.char(flags) .. fingerprint .. result\n"
             + "  redis.call('SET', KEYS[1], record, 'PX', ARGV[3])\n"
             + "  return 1\n"
             + "end\n"

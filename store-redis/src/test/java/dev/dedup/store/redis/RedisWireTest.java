@@ -7,11 +7,14 @@ import dev.dedup.Claim;
 import dev.dedup.DedupConfigurationException;
 import dev.dedup.DedupStoreException;
 import dev.dedup.DedupStores;
+import dev.dedup.Duplicate;
+import dev.dedup.RecordState;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.cluster.SlotHash;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -55,6 +58,37 @@ class RedisWireTest {
         byte[] value = redis.get(key);
         assertThat(value[0]).isEqualTo((byte) 'P');
         assertThat(new String(value, 9, 36)).isEqualTo(claim.owner());
+    }
+
+    @Test
+    @DisplayName("a fingerprint follows the owner (flag 2, length, bytes); complete keeps it before the result (flag 3)")
+    void fingerprintLayout() {
+        String namespace = namespace();
+        RedisDedupStore store = RedisDedupStore.builder(connection).namespace(namespace).build();
+        byte[] fingerprint = {0, 7, (byte) 0xff};
+
+        Claim claim = (Claim) store.claim("order-1", Duration.ofSeconds(30), fingerprint);
+        byte[] claimed = redis.get(store.redisKey("order-1"));
+        store.complete(claim, Duration.ofMinutes(5), new byte[] {42});
+        byte[] completed = redis.get(store.redisKey("order-1"));
+
+        assertThat(claimed).hasSize(45 + 1 + 1 + 3);
+        assertThat(Arrays.copyOfRange(claimed, 45, claimed.length)).containsExactly(2, 3, 0, 7, 0xff);
+        assertThat(completed[0]).isEqualTo((byte) 'C');
+        assertThat(Arrays.copyOfRange(completed, 45, completed.length)).containsExactly(3, 3, 0, 7, 0xff, 42);
+
+        // A record written before fingerprints (flag 1, then the result) reads as before, without a fingerprint.
+        byte[] legacy = Arrays.copyOf(completed, 47);
+        legacy[45] = 1;
+        legacy[46] = 99;
+        redis.set(store.redisKey("legacy"), legacy);
+        Duplicate old = (Duplicate) store.claim("legacy", Duration.ofSeconds(30), fingerprint);
+        assertThat(old.state()).isEqualTo(RecordState.COMPLETED);
+        assertThat(old.result()).hasValueSatisfying(result -> assertThat(result).containsExactly(99));
+        assertThat(old.fingerprint()).isEmpty();
+        RedisRecord decoded = RedisRecord.decode(completed);
+        assertThat(decoded.fingerprint()).containsExactly(0, 7, 0xff);
+        assertThat(decoded.result()).containsExactly(42);
     }
 
     @Test

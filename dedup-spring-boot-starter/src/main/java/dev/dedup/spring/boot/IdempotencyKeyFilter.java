@@ -60,7 +60,10 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
         this.protectedRequests = new ProtectedRequests(settings.getMethods(), settings.getPaths());
         this.keys = new IdempotencyKeys(settings.getKeyHeader(), settings.getTenantHeader());
         this.outages = Objects.requireNonNull(outages, "outages");
+        // The store keeps the request's fingerprint with the claim: a different request under a key still in
+        // progress is refused (KeyReused) as well as one under a completed key.
         this.consumer = IdempotentConsumer.builder(store, Exchange::key, new StoredResponseCodec())
+                .fingerprint(exchange -> exchange.fingerprint)
                 .lease(properties.getLease())
                 .retention(properties.getRetention())
                 .build();
@@ -145,6 +148,8 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
             exchange.buffer.copyBodyToResponse();
         } else if (outcome instanceof ProcessingOutcome.AlreadyProcessed<StoredResponse> done) {
             replay(done.result().orElse(null), exchange);
+        } else if (outcome instanceof ProcessingOutcome.KeyReused<StoredResponse>) {
+            reused(response);
         } else if (outcome instanceof ProcessingOutcome.InProgressElsewhere<StoredResponse> running) {
             response.setHeader("Retry-After", String.valueOf(secondsUntil(running.leaseExpiresAt())));
             Problems.write(response, 409, "Request in progress", "a request with this " + keys.keyHeader()
@@ -205,8 +210,7 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
             return;
         }
         if (!stored.matches(exchange.fingerprint)) {
-            Problems.write(response, 422, keys.keyHeader() + " reused", "this " + keys.keyHeader()
-                    + " was already used for a different request (method, path or body)");
+            reused(response);   // a record stored before the claim kept fingerprints
             return;
         }
         response.setStatus(stored.status());
@@ -214,6 +218,11 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
         response.setHeader(settings.getReplayedHeader(), "true");
         response.setContentLength(stored.body().length);
         response.getOutputStream().write(stored.body());
+    }
+
+    private void reused(HttpServletResponse response) throws IOException {
+        Problems.write(response, 422, keys.keyHeader() + " reused", "this " + keys.keyHeader()
+                + " was already used for a different request (method, path or body)");
     }
 
     private long secondsUntil(Instant expiresAt) {

@@ -115,6 +115,28 @@ abstract class IdempotencyKeyContract {
     }
 
     @Test
+    void anotherBodyWhileTheFirstRequestStillRunsIs422NotA409() throws Exception {
+        String key = key();
+        String first = body();
+        String second = body();
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            Future<HttpResponse<String>> running = pool.submit(() -> http.post("/payments", key, first,
+                    "X-Sleep-Millis", "1500"));
+            while (TestApplication.runs(first) == 0) {
+                Thread.sleep(20);   // the first request holds the key from here until it answers
+            }
+            HttpResponse<String> reused = http.post("/payments", key, second);
+            assertThat(reused.statusCode()).isEqualTo(422);
+            assertThat(reused.body()).contains("\"status\":422");
+            assertThat(running.get().statusCode()).isEqualTo(201);
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(TestApplication.runs(second)).isZero();
+    }
+
+    @Test
     void aMissingKeyOnAProtectedEndpointIs400AndTheHandlerDoesNotRun() {
         String body = body();
 

@@ -94,10 +94,16 @@ final class KafkaTestSupport {
     }
 
     static KafkaProducer<String, String> producer() {
+        return producer(Map.of());
+    }
+
+    /** A producer with acks=all and a 5 ms linger, and {@code overrides} on top. */
+    static KafkaProducer<String, String> producer(Map<String, Object> overrides) {
         Map<String, Object> config = new HashMap<>();
         config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
         config.put(ProducerConfig.ACKS_CONFIG, "all");
         config.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+        config.putAll(overrides);
         return new KafkaProducer<>(config, new StringSerializer(), new StringSerializer());
     }
 

@@ -3,6 +3,7 @@ package dev.dedup;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Claim a key once, for a TTL: the store every application holds, and the whole SPI a backend implements. Backends
@@ -127,6 +128,35 @@ public interface DedupStore extends AutoCloseable {
         }
         return results;
     }
+
+    /**
+     * Reads what the store holds for {@code key} right now, for operators and tools. Read-only: it takes no lock,
+     * writes nothing and never extends a record. A record whose expiry has passed is absent, by the same rule a
+     * claim uses, whether or not the backend has deleted it yet.
+     *
+     * @param key the key, as for {@link #claim(String, Duration)}
+     * @return the live record, or empty when the key was never claimed, was released or forgotten, or has expired
+     * @throws IllegalArgumentException if {@code key} breaks a limit
+     * @throws DedupStoreException if the backend failed
+     */
+    Optional<KeyRecord> inspect(String key);
+
+    /**
+     * Deletes the record of {@code key} whatever its state and owner, so the next claim of the key wins: an
+     * operator's action, for a key stuck behind a dead consumer's long lease or a result that must not be replayed.
+     *
+     * <p><b>This breaks the dedup guarantee for that key, on purpose:</b> a redelivery after it runs the handler
+     * again, even when the key had completed. A consumer that held the key in progress has lost it without being
+     * told; its later {@code complete}, {@code fail}, {@code release} or {@code extend} returns false (its claim is
+     * no longer held), and cannot touch the record of whoever claims the key next.
+     *
+     * @param key the key, as for {@link #claim(String, Duration)}
+     * @return true if a live record was removed; false if there was none (never claimed, released, already
+     *     forgotten or expired)
+     * @throws IllegalArgumentException if {@code key} breaks a limit; nothing is deleted then
+     * @throws DedupStoreException if the backend failed; whether the record was deleted is then unknown
+     */
+    boolean forget(String key);
 
     /** Releases the store's own resources; a client passed in by the application stays open. */
     @Override

@@ -11,7 +11,7 @@ import java.time.Duration;
  * real servers is tested in the store modules.
  */
 final class HookedStore extends AbstractDedupStore {
-    /** Runs before each call, with the operation ("claim", "complete", "fail", "release", "extend") and key. */
+    /** Runs before each call, with the operation ("claim", "complete", "fail", "release", "extend", "inspect", "forget") and key. */
     @FunctionalInterface
     interface Hook {
         void before(String operation, String key);
@@ -62,5 +62,17 @@ final class HookedStore extends AbstractDedupStore {
     protected boolean doExtend(Claim claim, Duration lease) {
         hook.before("extend", claim.key());
         return delegate.extend(claim, lease);
+    }
+
+    @Override
+    protected KeyRecord doInspect(String key) {
+        hook.before("inspect", key);
+        return delegate.inspect(key).orElse(null);
+    }
+
+    @Override
+    protected boolean doForget(String key) {
+        hook.before("forget", key);
+        return delegate.forget(key);
     }
 }

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -190,6 +191,18 @@ class IdempotentConsumerInOrderTest {
         public boolean extend(Claim claim, Duration lease) {
             count("extend");
             return delegate.extend(claim, lease);
+        }
+
+        @Override
+        public Optional<KeyRecord> inspect(String key) {
+            count("inspect");
+            return delegate.inspect(key);
+        }
+
+        @Override
+        public boolean forget(String key) {
+            count("forget");
+            return delegate.forget(key);
         }
 
         @Override

@@ -219,5 +219,15 @@ class IdempotentConsumerTest {
         protected List<ClaimResult> doClaimAll(List<String> keys, Duration lease) {
             throw down("claimAll");
         }
+
+        @Override
+        protected KeyRecord doInspect(String key) {
+            throw down("inspect");
+        }
+
+        @Override
+        protected boolean doForget(String key) {
+            throw down("forget");
+        }
     }
 }

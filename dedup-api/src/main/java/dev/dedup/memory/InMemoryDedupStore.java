@@ -4,6 +4,7 @@ import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
 import dev.dedup.DedupLimits;
 import dev.dedup.Duplicate;
+import dev.dedup.KeyRecord;
 import dev.dedup.RecordState;
 import dev.dedup.spi.AbstractDedupStore;
 import java.time.Clock;
@@ -139,5 +140,22 @@ public final class InMemoryDedupStore extends AbstractDedupStore {
                     existing.fingerprint()) : existing;
         });
         return renewed[0];
+    }
+
+    @Override
+    protected KeyRecord doInspect(String key) {
+        Entry entry = entries.get(key);
+        if (entry == null || !entry.liveAt(clock.instant())) {
+            return null;
+        }
+        return new KeyRecord(key, entry.state(), entry.expiresAt(), entry.owner(), entry.fingerprint(),
+                entry.result());
+    }
+
+    @Override
+    protected boolean doForget(String key) {
+        Instant now = clock.instant();
+        Entry removed = entries.remove(key);
+        return removed != null && removed.liveAt(now);
     }
 }

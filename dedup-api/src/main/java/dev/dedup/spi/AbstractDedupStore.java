@@ -5,6 +5,7 @@ import dev.dedup.ClaimResult;
 import dev.dedup.DedupLimits;
 import dev.dedup.DedupStore;
 import dev.dedup.Duplicate;
+import dev.dedup.KeyRecord;
 import dev.dedup.RecordState;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -12,6 +13,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -100,6 +102,20 @@ public abstract class AbstractDedupStore implements DedupStore {
     }
 
     @Override
+    public final Optional<KeyRecord> inspect(String key) {
+        checkOpen();
+        DedupLimits.checkKey(key);
+        return Optional.ofNullable(doInspect(key));
+    }
+
+    @Override
+    public final boolean forget(String key) {
+        checkOpen();
+        DedupLimits.checkKey(key);
+        return doForget(key);
+    }
+
+    @Override
     public final void close() {
         if (closed.compareAndSet(false, true)) { // concurrent closes: exactly one runs doClose
             doClose();
@@ -149,6 +165,24 @@ public abstract class AbstractDedupStore implements DedupStore {
      * @return true if the expiry was moved; false if the record was not the caller's
      */
     protected abstract boolean doExtend(Claim claim, Duration lease);
+
+    /**
+     * Reads the key's record without writing anything or taking a lock.
+     *
+     * @param key a valid key, without namespace
+     * @return the record, with its owner token where the backend keeps one; or null when there is none or its
+     *     expiry has passed (by the same clock and rule as {@link #doClaim})
+     */
+    protected abstract KeyRecord doInspect(String key);
+
+    /**
+     * Deletes the key's record whatever its state and owner. An expired record may be deleted too, but does not
+     * count.
+     *
+     * @param key a valid key, without namespace
+     * @return true if a live record was deleted; false if there was none, or only an expired one
+     */
+    protected abstract boolean doForget(String key);
 
     /**
      * Claims a valid, non-empty batch, results in input order. This default makes one call per key; a store

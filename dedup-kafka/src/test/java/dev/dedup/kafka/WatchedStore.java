@@ -4,9 +4,11 @@ import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
 import dev.dedup.DedupStore;
 import dev.dedup.DedupStoreException;
+import dev.dedup.KeyRecord;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
@@ -115,6 +117,18 @@ final class WatchedStore implements DedupStore {
     public boolean extend(Claim claim, Duration lease) {
         enter("extend");
         return delegate.get().extend(claim, lease);
+    }
+
+    @Override
+    public Optional<KeyRecord> inspect(String key) {
+        enter("inspect");
+        return delegate.get().inspect(key);
+    }
+
+    @Override
+    public boolean forget(String key) {
+        enter("forget");
+        return delegate.get().forget(key);
     }
 
     @Override

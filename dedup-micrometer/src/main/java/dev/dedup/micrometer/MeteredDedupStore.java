@@ -5,6 +5,7 @@ import dev.dedup.ClaimResult;
 import dev.dedup.DedupStore;
 import dev.dedup.DedupStoreException;
 import dev.dedup.Duplicate;
+import dev.dedup.KeyRecord;
 import dev.dedup.RecordState;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -18,6 +19,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.TimeUnit;
@@ -30,8 +32,9 @@ import java.util.function.Supplier;
  *   <li>{@code dedup.claims} (counter), tag {@code result}: {@code claimed}, {@code duplicate_in_progress},
  *       {@code duplicate_completed}, {@code duplicate_failed}; one per key, {@code claimAll} included.
  *   <li>{@code dedup.store.calls} (timer, with a percentile histogram), tags {@code operation} ({@code claim},
- *       {@code claim_all}, {@code complete}, {@code fail}, {@code release}, {@code extend}) and {@code outcome}:
- *       {@code ok}, {@code not_owner} (the call returned false: the lease was lost), {@code error_retryable},
+ *       {@code claim_all}, {@code complete}, {@code fail}, {@code release}, {@code extend}, {@code inspect},
+ *       {@code forget}) and {@code outcome}: {@code ok}, {@code not_owner} (the call returned false: the lease was
+ *       lost), {@code absent} (inspect or forget found no live record), {@code error_retryable},
  *       {@code error_permanent}.
  * </ul>
  * Alert on {@code not_owner} for complete (a handler outlived its lease) and on the error outcomes.
@@ -164,6 +167,16 @@ public final class MeteredDedupStore implements DedupStore {
     @Override
     public boolean extend(Claim claim, Duration lease) {
         return timed("extend", () -> store.extend(claim, lease), MeteredDedupStore::owned);
+    }
+
+    @Override
+    public Optional<KeyRecord> inspect(String key) {
+        return timed("inspect", () -> store.inspect(key), found -> found.isPresent() ? "ok" : "absent");
+    }
+
+    @Override
+    public boolean forget(String key) {
+        return timed("forget", () -> store.forget(key), removed -> removed ? "ok" : "absent");
     }
 
     @Override

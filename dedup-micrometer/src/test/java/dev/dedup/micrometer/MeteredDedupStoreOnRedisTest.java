@@ -78,6 +78,23 @@ class MeteredDedupStoreOnRedisTest {
     }
 
     @Test
+    @DisplayName("inspect and forget are delegated, and timed as ok or absent")
+    void delegatesAndTimesInspectAndForget() {
+        String key = "k-" + UUID.randomUUID();
+        Claim claim = (Claim) store.claim(key, LEASE);
+
+        assertThat(store.inspect(key)).hasValueSatisfying(found -> assertThat(found.owner()).isEqualTo(claim.owner()));
+        assertThat(store.forget(key)).isTrue();
+        assertThat(store.inspect(key)).isEmpty();
+        assertThat(store.forget(key)).isFalse();
+
+        assertThat(calls("inspect", "ok")).isEqualTo(1);
+        assertThat(calls("inspect", "absent")).isEqualTo(1);
+        assertThat(calls("forget", "ok")).isEqualTo(1);
+        assertThat(calls("forget", "absent")).isEqualTo(1);
+    }
+
+    @Test
     @DisplayName("a store that cannot be reached is counted as a retryable error, and the error still reaches the caller")
     void countsStoreErrors() {
         store.claim("k-" + UUID.randomUUID(), LEASE);

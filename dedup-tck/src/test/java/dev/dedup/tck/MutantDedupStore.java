@@ -3,6 +3,7 @@ package dev.dedup.tck;
 import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
 import dev.dedup.Duplicate;
+import dev.dedup.KeyRecord;
 import dev.dedup.RecordState;
 import dev.dedup.spi.AbstractDedupStore;
 import java.time.Clock;
@@ -162,6 +163,22 @@ final class MutantDedupStore extends AbstractDedupStore {
                 mutation == Mutation.EXTEND_NEVER_SHORTENS && existing.expiresAt().isAfter(renewed)
                         ? existing.expiresAt() : renewed,
                 null, existing.fingerprint()));
+    }
+
+    @Override
+    protected KeyRecord doInspect(String key) {
+        Entry entry = records.get(slot(key, mutation == Mutation.NAMESPACE_IGNORED));
+        if (entry == null || !entry.liveAt(clock.instant())) {
+            return null;
+        }
+        return new KeyRecord(key, entry.state(), entry.expiresAt(), entry.owner(), entry.fingerprint(),
+                entry.payload());
+    }
+
+    @Override
+    protected boolean doForget(String key) {
+        Entry removed = records.remove(slot(key, mutation == Mutation.NAMESPACE_IGNORED));
+        return removed != null && removed.liveAt(clock.instant());
     }
 
     private interface Replacement {

@@ -10,6 +10,7 @@ import dev.dedup.ClaimResult;
 import dev.dedup.DedupLimits;
 import dev.dedup.DedupStoreException;
 import dev.dedup.Duplicate;
+import dev.dedup.KeyRecord;
 import dev.dedup.RecordState;
 import dev.dedup.spi.AbstractDedupStore;
 import dev.dedup.spi.ContentionRetry;
@@ -33,6 +34,7 @@ import software.amazon.awssdk.services.dynamodb.model.ConditionalCheckFailedExce
 import software.amazon.awssdk.services.dynamodb.model.DeleteItemRequest;
 import software.amazon.awssdk.services.dynamodb.model.GetItemRequest;
 import software.amazon.awssdk.services.dynamodb.model.PutItemRequest;
+import software.amazon.awssdk.services.dynamodb.model.ReturnValue;
 import software.amazon.awssdk.services.dynamodb.model.ReturnValuesOnConditionCheckFailure;
 import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
 
@@ -287,6 +289,34 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
             return retried(refused) && readConsistently(partitionKey, "release") == null;
         } catch (RuntimeException e) {
             throw DynamoDbErrors.translate("release", e, table);
+        }
+    }
+
+    @Override
+    protected KeyRecord doInspect(String key) {
+        Map<String, AttributeValue> item = readConsistently(DynamoDbItems.partitionKey(namespace(), key), "inspect");
+        // TTL deletion runs late: an item past its expiry is absent, by the claim's rule and this store's clock.
+        if (item == null || !DynamoDbItems.expiresAt(item).isAfter(clock.instant())) {
+            return null;
+        }
+        return new KeyRecord(key, DynamoDbItems.state(item), DynamoDbItems.expiresAt(item), DynamoDbItems.owner(item),
+                DynamoDbItems.fingerprint(item), DynamoDbItems.result(item));
+    }
+
+    @Override
+    protected boolean doForget(String key) {
+        // Unconditional, so nothing can refuse it; the old item tells whether it was live. A delete the SDK resent
+        // after a lost reply finds nothing and answers false for an item its first attempt removed.
+        try {
+            var deleted = client.deleteItem(DeleteItemRequest.builder()
+                    .tableName(table)
+                    .key(DynamoDbItems.key(DynamoDbItems.partitionKey(namespace(), key)))
+                    .returnValues(ReturnValue.ALL_OLD)
+                    .build());
+            return deleted.hasAttributes() && !deleted.attributes().isEmpty()
+                    && DynamoDbItems.expiresAt(deleted.attributes()).isAfter(clock.instant());
+        } catch (RuntimeException e) {
+            throw DynamoDbErrors.translate("forget", e, table);
         }
     }
 

@@ -22,6 +22,7 @@ import dev.dedup.ClaimResult;
 import dev.dedup.DedupLimits;
 import dev.dedup.DedupStoreException;
 import dev.dedup.Duplicate;
+import dev.dedup.KeyRecord;
 import dev.dedup.RecordState;
 import dev.dedup.spi.AbstractDedupStore;
 import dev.dedup.spi.ContentionRetry;
@@ -386,6 +387,35 @@ public final class MongoDedupStore extends AbstractDedupStore {
             MongoRecord stored = found == null ? null : MongoRecord.decode(found, collectionName);
             return (stored == null || stored.owner().equals(claim.owner())) && applied.test(stored);
         }));
+    }
+
+    @Override
+    protected KeyRecord doInspect(String key) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        BsonDocument found = call("inspect", () -> MongoRetryOnce.run(collection, deadline,
+                (on, retried) -> on.find(eq(MongoRecord.ID, documentId(key))).first()));
+        if (found == null) {
+            return null;
+        }
+        MongoRecord stored = MongoRecord.decode(found, collectionName);
+        // The TTL index deletes late: a document past its expiry is absent, by the claim's rule and this clock.
+        if (!stored.liveAt(clock.millis())) {
+            return null;
+        }
+        return new KeyRecord(key, stored.state(), stored.expiresAt(), stored.owner(), stored.fingerprint(),
+                stored.result());
+    }
+
+    @Override
+    protected boolean doForget(String key) {
+        // Only a live document counts, so the filter carries the expiry; an expired one is left to the take-over and
+        // the TTL index. A retry after a broken connection finds nothing and answers false for a delete the first
+        // try made.
+        BsonDocument live = new BsonDocument(MongoRecord.ID, new BsonString(documentId(key)))
+                .append(MongoRecord.EXPIRES_AT, new BsonDocument("$gt", new BsonDateTime(clock.millis())));
+        long deadline = System.nanoTime() + timeout.toNanos();
+        return call("forget", () -> MongoRetryOnce.run(collection, deadline,
+                (on, retried) -> on.deleteOne(live).getDeletedCount() == 1));
     }
 
     @Override

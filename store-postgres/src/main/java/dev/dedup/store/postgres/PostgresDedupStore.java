@@ -6,6 +6,7 @@ import dev.dedup.DedupLimits;
 import dev.dedup.DedupStore;
 import dev.dedup.DedupStoreException;
 import dev.dedup.Duplicate;
+import dev.dedup.KeyRecord;
 import dev.dedup.RecordState;
 import dev.dedup.spi.AbstractDedupStore;
 import java.sql.Array;
@@ -41,10 +42,11 @@ public final class PostgresDedupStore extends AbstractDedupStore {
      * the claim, and one for the {@link #inTransaction} views, where it cannot (see {@link PostgresTable#complete}).
      */
     private record Statements(String claim, String claimAll, String complete, String release, String extend,
-            String stateOfOwner) {
+            String stateOfOwner, String inspect, String forget) {
         static Statements of(PostgresTable table, boolean leaseClock) {
             return new Statements(table.claim(), table.claimAll(), table.complete(leaseClock),
-                    table.release(leaseClock), table.extend(leaseClock), table.stateOfOwner());
+                    table.release(leaseClock), table.extend(leaseClock), table.stateOfOwner(), table.inspect(),
+                    table.forget());
         }
     }
 
@@ -291,6 +293,43 @@ public final class PostgresDedupStore extends AbstractDedupStore {
         // Moving the expiry again is harmless: resend as is.
         Connections.Work<Boolean> extend = connection -> update(connection, sql.extend(), binder);
         return connections.runResending(extend, extend, "extend");
+    }
+
+    @Override
+    protected KeyRecord doInspect(String key) {
+        // A read changes nothing: after a lost reply it is simply read again.
+        Connections.Work<KeyRecord> inspect = connection -> {
+            try (PreparedStatement statement = connection.prepareStatement(sql.inspect())) {
+                statement.setQueryTimeout(timeoutSeconds);
+                statement.setString(1, namespace());
+                statement.setString(2, key);
+                try (ResultSet row = statement.executeQuery()) {
+                    if (!row.next()) {
+                        return null;
+                    }
+                    return new KeyRecord(key, RecordState.valueOf(row.getString("state")),
+                            row.getTimestamp("expires_at").toInstant(), row.getString("owner"),
+                            row.getBytes("fingerprint"), row.getBytes("result"));
+                }
+            }
+        };
+        return connections.runResending(inspect, inspect, "inspect");
+    }
+
+    @Override
+    protected boolean doForget(String key) {
+        // Not resent after a lost reply: the second delete would find nothing and report false for a record the
+        // first one removed. The caller sees the failure instead and can inspect the key.
+        return connections.run(connection -> {
+            try (PreparedStatement statement = connection.prepareStatement(sql.forget())) {
+                statement.setQueryTimeout(timeoutSeconds);
+                statement.setString(1, namespace());
+                statement.setString(2, key);
+                try (ResultSet row = statement.executeQuery()) {
+                    return row.next() && row.getBoolean(1);
+                }
+            }
+        }, "forget");
     }
 
     @Override

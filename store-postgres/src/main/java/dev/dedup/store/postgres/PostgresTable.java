@@ -225,6 +225,24 @@ final class PostgresTable {
                 + " WHERE namespace = ? AND key = ? AND " + heldBy(leaseClock);
     }
 
+    /**
+     * The live row as it is, for an operator: a plain read, so it takes no lock and waits for none. A row past its
+     * expiry is not returned: by the claim's rule it no longer holds the key. Parameters: namespace, key.
+     */
+    String inspect() {
+        return "SELECT owner, state, expires_at, result, fingerprint FROM " + qualified
+                + " WHERE namespace = ? AND key = ? AND expires_at > statement_timestamp()";
+    }
+
+    /**
+     * The operator's delete: the row goes whatever its state and owner. An expired row goes too (the purge would
+     * delete it anyway) but is reported as not live. Parameters: namespace, key. Returns one boolean row, or none.
+     */
+    String forget() {
+        return "DELETE FROM " + qualified + " WHERE namespace = ? AND key = ?"
+                + " RETURNING expires_at > statement_timestamp()";
+    }
+
     /** The state of the record if {@code owner} holds or held it: how a retry learns what a lost reply said. */
     String stateOfOwner() {
         return "SELECT state FROM " + qualified + " WHERE namespace = ? AND key = ? AND owner = ?";

@@ -5,6 +5,7 @@ import dev.dedup.ClaimResult;
 import dev.dedup.DedupLimits;
 import dev.dedup.DedupStoreException;
 import dev.dedup.Duplicate;
+import dev.dedup.KeyRecord;
 import dev.dedup.RecordState;
 import dev.dedup.spi.AbstractDedupStore;
 import io.lettuce.core.RedisFuture;
@@ -227,6 +228,28 @@ public final class RedisDedupStore extends AbstractDedupStore {
                 redisKey(claim.key()), resend -> new byte[][] {owner, resend ? RESEND : FIRST}, "release",
                 calls.deadline(), false);
         return done != null && done == 1L;
+    }
+
+    @Override
+    protected KeyRecord doInspect(String key) {
+        List<Object> reply = calls.run(topology.routed(), RedisScripts.INSPECT, ScriptOutputType.MULTI,
+                redisKey(key), resend -> new byte[0][], "inspect", calls.deadline(), false);
+        if ((Long) reply.get(0) == 0L) {
+            return null;
+        }
+        long expiry = (Long) reply.get(1);
+        RedisRecord stored = RedisRecord.decode((byte[]) reply.get(2));
+        // A key someone persisted has no TTL (-1): report the expiry its record carries, as a duplicate does.
+        Instant expiresAt = expiry >= 0 ? Instant.ofEpochMilli(expiry) : stored.expiresAt();
+        return new KeyRecord(key, stored.state(), expiresAt, stored.owner(), stored.fingerprint(), stored.result());
+    }
+
+    @Override
+    protected boolean doForget(String key) {
+        // A resend after a lost reply finds the key gone and answers false for a delete the first attempt made.
+        Long deleted = calls.run(topology.routed(), RedisScripts.FORGET, ScriptOutputType.INTEGER, redisKey(key),
+                resend -> new byte[0][], "forget", calls.deadline(), false);
+        return deleted != null && deleted == 1L;
     }
 
     private boolean replace(Claim claim, RecordState state, Duration ttl, byte[] payload, String operation) {

@@ -93,6 +93,25 @@ final class RedisScripts {
             + "redis.call('DEL', KEYS[1])\n"
             + "return 1\n");
 
+    /**
+     * KEYS[1] key. Reads the record and its expiry by the server's clock, writing nothing. Returns {0} when the key
+     * holds nothing (an expired key reads as absent), else {1, expiry, record}; expiry is TIME + PTTL, or -1 for a
+     * key without a TTL.
+     */
+    static final Script INSPECT = new Script("local v = redis.call('GET', KEYS[1])\n"
+            + "if not v then return {0} end\n"
+            + NOW
+            + "local ttl = redis.call('PTTL', KEYS[1])\n"
+            + "local expiry = -1\n"
+            + "if ttl >= 0 then expiry = now + ttl end\n"
+            + "return {1, expiry, v}\n");
+
+    /**
+     * KEYS[1] key. Deletes the record whatever its state and owner; returns 1 if there was one. An expired key is
+     * already absent to DEL, so it counts as none.
+     */
+    static final Script FORGET = new Script("return redis.call('DEL', KEYS[1])\n");
+
     private static String sha1(String script) {
         try {
             byte[] digest = MessageDigest.getInstance("SHA-1").digest(script.getBytes(StandardCharsets.UTF_8));

@@ -35,9 +35,17 @@ abstract class BadInputContract extends UriContract {
 
     @ParameterizedTest
     @MethodSource("badKeys")
-    @DisplayName("bad keys are rejected with the reason, by claim and by claimAll")
+    @DisplayName("bad keys are rejected with the reason, by claim, claimAll, inspect and forget")
     void rejectsBadKeys(String key, String reason) {
         assertThatThrownBy(() -> store.claim(key, LONG))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("key")
+                .hasMessageContaining(reason);
+        assertThatThrownBy(() -> store.inspect(key))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("key")
+                .hasMessageContaining(reason);
+        assertThatThrownBy(() -> store.forget(key))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("key")
                 .hasMessageContaining(reason);

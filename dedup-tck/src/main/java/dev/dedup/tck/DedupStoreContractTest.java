@@ -10,6 +10,7 @@ import dev.dedup.DedupLimits;
 import dev.dedup.DedupStore;
 import dev.dedup.DedupStores;
 import dev.dedup.Duplicate;
+import dev.dedup.KeyRecord;
 import dev.dedup.RecordState;
 import dev.dedup.spi.StoreUri;
 import java.nio.charset.StandardCharsets;
@@ -17,6 +18,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -563,6 +565,189 @@ public abstract class DedupStoreContractTest extends ConcurrencyContract {
 
     // ----- namespaces and keys -----------------------------------------------------------------------------------
 
+    // ----- inspect and forget: the operator's read and delete ------------------------------------------------
+
+    private KeyRecord inspected(String key) {
+        Optional<KeyRecord> found = store.inspect(key);
+        assertThat(found).as("inspect of a key with a live record").isPresent();
+        return found.get();
+    }
+
+    /** A store may keep no owner token (null); one that keeps it must report the claim's own. */
+    private static void ownedBy(KeyRecord record, Claim claim) {
+        if (record.owner() != null) {
+            assertThat(record.owner()).as("the record's owner token").isEqualTo(claim.owner());
+        }
+    }
+
+    @Test
+    @DisplayName("inspect of a key never claimed, or released, is empty")
+    void inspectOfAnAbsentKeyIsEmpty() {
+        assertThat(store.inspect(newKey())).isEmpty();
+
+        String released = newKey();
+        assertThat(store.release(claimed(store.claim(released, LONG)))).isTrue();
+        assertThat(store.inspect(released)).isEmpty();
+    }
+
+    @Test
+    @DisplayName("inspect shows a claim in progress (owner, the lease's expiry, fingerprint, no result) and changes"
+            + " nothing")
+    void inspectShowsAClaimInProgress() {
+        String key = newKey();
+        byte[] print = fingerprint("inspected in progress");
+        Claim claim = claimed(store.claim(key, LONG, print));
+
+        KeyRecord record = inspected(key);
+
+        assertThat(record.key()).isEqualTo(key);
+        assertThat(record.state()).isEqualTo(RecordState.IN_PROGRESS);
+        assertThat(Duration.between(claim.expiresAt(), record.expiresAt()).abs()).isLessThan(Duration.ofMillis(5));
+        ownedBy(record, claim);
+        assertThat(record.fingerprint()).isEqualTo(print);
+        assertThat(record.result()).isNull();
+        // Read-only: the record is as it was, and still the owner's.
+        Duplicate after = duplicate(store.claim(key, LONG));
+        assertThat(Duration.between(claim.expiresAt(), after.expiresAt()).abs()).isLessThan(Duration.ofMillis(5));
+        assertThat(inspected(key).state()).isEqualTo(RecordState.IN_PROGRESS);
+        assertThat(store.complete(claim, LONG, RESULT)).isTrue();
+    }
+
+    @Test
+    @DisplayName("inspect shows a completed record with its result, its fingerprint and the retention's expiry")
+    void inspectShowsACompletedRecord() {
+        String key = newKey();
+        byte[] print = fingerprint("inspected completed");
+        Claim claim = claimed(store.claim(key, LONG, print));
+        Instant before = Instant.now();
+        assertThat(store.complete(claim, VERY_LONG, RESULT)).isTrue();
+        Instant after = Instant.now();
+
+        KeyRecord record = inspected(key);
+
+        assertThat(record.state()).isEqualTo(RecordState.COMPLETED);
+        assertThat(record.result()).isEqualTo(RESULT);
+        assertThat(record.fingerprint()).isEqualTo(print);
+        assertThat(record.expiresAt())
+                .isAfter(before.plus(VERY_LONG).minus(clockTolerance()))
+                .isBefore(after.plus(VERY_LONG).plus(clockTolerance()));
+        ownedBy(record, claim);
+    }
+
+    @Test
+    @DisplayName("inspect shows a failed record with its error and the retention's expiry")
+    void inspectShowsAFailedRecord() {
+        String key = newKey();
+        Claim claim = claimed(store.claim(key, LONG));
+        Instant before = Instant.now();
+        assertThat(store.fail(claim, LONG, ERROR)).isTrue();
+        Instant after = Instant.now();
+
+        KeyRecord record = inspected(key);
+
+        assertThat(record.state()).isEqualTo(RecordState.FAILED);
+        assertThat(record.result()).isEqualTo(ERROR);
+        assertThat(record.fingerprint()).isNull();
+        assertThat(record.expiresAt())
+                .isAfter(before.plus(LONG).minus(clockTolerance()))
+                .isBefore(after.plus(LONG).plus(clockTolerance()));
+        ownedBy(record, claim);
+    }
+
+    @Test
+    @DisplayName("an expired lease or retention is absent to inspect and to forget, even before the backend deletes"
+            + " it")
+    void expiredRecordsAreAbsentToInspectAndForget() throws InterruptedException {
+        String lapsed = newKey();
+        String retained = newKey();
+        Claim lease = claimed(store.claim(lapsed, SHORT));
+        assertThat(store.complete(claimed(store.claim(retained, LONG)), SHORT, RESULT)).isTrue();
+        Instant retainedUntil = inspected(retained).expiresAt();
+
+        sleepPast(retainedUntil.isAfter(lease.expiresAt()) ? retainedUntil : lease.expiresAt());
+
+        assertThat(store.inspect(lapsed)).as("an expired lease").isEmpty();
+        assertThat(store.inspect(retained)).as("an expired retention").isEmpty();
+        assertThat(store.forget(lapsed)).as("forget of an expired lease").isFalse();
+        assertThat(store.forget(retained)).as("forget of an expired retention").isFalse();
+        assertThat(store.claim(lapsed, LONG)).isInstanceOf(Claim.class);
+        assertThat(store.claim(retained, LONG)).isInstanceOf(Claim.class);
+    }
+
+    @Test
+    @DisplayName("forget removes a claim in progress: the next claim wins, the old owner can no longer act")
+    void forgetFreesAKeyInProgress() {
+        String key = newKey();
+        Claim old = claimed(store.claim(key, LONG));
+
+        assertThat(store.forget(key)).isTrue();
+
+        assertThat(store.inspect(key)).isEmpty();
+        assertThat(store.complete(old, LONG, RESULT)).as("the old owner's complete after forget").isFalse();
+        assertThat(store.inspect(key)).as("nothing written by the refused complete").isEmpty();
+        Claim next = claimed(store.claim(key, LONG));
+        assertThat(store.complete(old, LONG, RESULT)).as("the old owner's complete").isFalse();
+        assertThat(store.fail(old, LONG, ERROR)).as("the old owner's fail").isFalse();
+        assertThat(store.extend(old, VERY_LONG)).as("the old owner's extend").isFalse();
+        assertThat(store.release(old)).as("the old owner's release").isFalse();
+        KeyRecord record = inspected(key);
+        assertThat(record.state()).isEqualTo(RecordState.IN_PROGRESS);
+        ownedBy(record, next);
+        assertThat(store.complete(next, LONG, RESULT)).isTrue();
+    }
+
+    @Test
+    @DisplayName("forget removes completed and failed records: the next claim wins, and nothing is replayed")
+    void forgetFreesCompletedAndFailedKeys() {
+        String completed = newKey();
+        String failed = newKey();
+        assertThat(store.complete(claimed(store.claim(completed, LONG)), VERY_LONG, RESULT)).isTrue();
+        assertThat(store.fail(claimed(store.claim(failed, LONG)), VERY_LONG, ERROR)).isTrue();
+
+        assertThat(store.forget(completed)).as("forget of a completed record").isTrue();
+        assertThat(store.forget(failed)).as("forget of a failed record").isTrue();
+
+        assertThat(store.inspect(completed)).isEmpty();
+        assertThat(store.inspect(failed)).isEmpty();
+        Claim again = claimed(store.claim(completed, LONG));
+        claimed(store.claim(failed, LONG));
+        KeyRecord record = inspected(completed);
+        assertThat(record.state()).isEqualTo(RecordState.IN_PROGRESS);
+        assertThat(record.result()).as("the forgotten result").isNull();
+        ownedBy(record, again);
+    }
+
+    @Test
+    @DisplayName("forget of a key never claimed, released or already forgotten is false")
+    void forgetOfNothingIsFalse() {
+        assertThat(store.forget(newKey())).as("forget of a key never claimed").isFalse();
+
+        String released = newKey();
+        assertThat(store.release(claimed(store.claim(released, LONG)))).isTrue();
+        assertThat(store.forget(released)).as("forget of a released key").isFalse();
+
+        String key = newKey();
+        claimed(store.claim(key, LONG));
+        assertThat(store.forget(key)).isTrue();
+        assertThat(store.forget(key)).as("a second forget").isFalse();
+    }
+
+    @Test
+    @DisplayName("inspect and forget see only their own namespace")
+    void inspectAndForgetKeepToTheirNamespace() {
+        DedupStore other = open(namespace + "-other");
+        String key = newKey();
+        claimed(store.claim(key, LONG));
+
+        assertThat(other.inspect(key)).as("inspect in another namespace").isEmpty();
+        assertThat(other.forget(key)).as("forget in another namespace").isFalse();
+        Claim there = claimed(other.claim(key, LONG));
+        assertThat(store.forget(key)).isTrue();
+
+        assertThat(other.inspect(key)).as("the other namespace's record after forget here").isPresent();
+        assertThat(other.complete(there, LONG, null)).isTrue();
+    }
+
     @Test
     @DisplayName("the same key in two namespaces is two keys")
     void namespacesIsolateKeys() {
@@ -664,6 +849,8 @@ public abstract class DedupStoreContractTest extends ConcurrencyContract {
         assertThatThrownBy(() -> closing.extend(claim, LONG)).isInstanceOf(IllegalStateException.class);
         assertThatThrownBy(() -> closing.claimAll(List.of(newKey()), LONG))
                 .isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> closing.inspect(claim.key())).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> closing.forget(claim.key())).isInstanceOf(IllegalStateException.class);
     }
 
 }

@@ -47,7 +47,11 @@ final class MutantDedupStore extends AbstractDedupStore {
         CLAIM_ALL_CLAIMS_REPEATS("claimAll returns the same Claim for every repeat of a key in the batch"),
         FINGERPRINT_DROPPED("claim does not store the fingerprint: duplicates report none"),
         FINISH_DROPS_FINGERPRINT("complete and fail write a record without the claim's fingerprint"),
-        TAKEOVER_KEEPS_FINGERPRINT("a take-over of an expired record keeps the old record's fingerprint");
+        TAKEOVER_KEEPS_FINGERPRINT("a take-over of an expired record keeps the old record's fingerprint"),
+        INSPECT_SHOWS_EXPIRED("inspect reports a record whose expiry has passed, as if the backend's late deletion"
+                + " decided"),
+        FORGET_KEEPS_RECORD("forget reports the live record removed but does not delete it"),
+        FORGET_IGNORES_NAMESPACE("forget deletes the key in every namespace");
 
         final String description;
 
@@ -168,7 +172,7 @@ final class MutantDedupStore extends AbstractDedupStore {
     @Override
     protected KeyRecord doInspect(String key) {
         Entry entry = records.get(slot(key, mutation == Mutation.NAMESPACE_IGNORED));
-        if (entry == null || !entry.liveAt(clock.instant())) {
+        if (entry == null || (mutation != Mutation.INSPECT_SHOWS_EXPIRED && !entry.liveAt(clock.instant()))) {
             return null;
         }
         return new KeyRecord(key, entry.state(), entry.expiresAt(), entry.owner(), entry.fingerprint(),
@@ -177,8 +181,17 @@ final class MutantDedupStore extends AbstractDedupStore {
 
     @Override
     protected boolean doForget(String key) {
-        Entry removed = records.remove(slot(key, mutation == Mutation.NAMESPACE_IGNORED));
-        return removed != null && removed.liveAt(clock.instant());
+        Instant now = clock.instant();
+        Slot slot = slot(key, mutation == Mutation.NAMESPACE_IGNORED);
+        if (mutation == Mutation.FORGET_KEEPS_RECORD) {
+            Entry entry = records.get(slot);
+            return entry != null && entry.liveAt(now);
+        }
+        Entry removed = records.remove(slot);
+        if (mutation == Mutation.FORGET_IGNORES_NAMESPACE) {
+            records.keySet().removeIf(each -> each.key().equals(key));   // the other namespaces' records too
+        }
+        return removed != null && removed.liveAt(now);
     }
 
     private interface Replacement {

@@ -2,8 +2,10 @@ package dev.dedup.examples.readme;
 
 import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
+import dev.dedup.KeyRecord;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 
 /** The README's summary of {@link dev.dedup.DedupStore}, kept compiling beside the real interface. */
 interface SpiAtAGlance {
@@ -15,6 +17,8 @@ interface SpiAtAGlance {
     boolean release(Claim claim);                                     // delete my claim: redelivery runs at once
     boolean extend(Claim claim, Duration lease);                      // heartbeat
     List<ClaimResult> claimAll(List<String> keys, Duration lease);    // one result per key, input order
+    Optional<KeyRecord> inspect(String key);                          // operators: the live record, read-only
+    boolean forget(String key);                                       // operators: delete it, whatever state and owner
     void close();
     // end
 }

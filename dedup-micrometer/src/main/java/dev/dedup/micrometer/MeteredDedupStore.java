@@ -124,6 +124,25 @@ public final class MeteredDedupStore implements DedupStore {
                 Objects.requireNonNull(observations, "observations"));
     }
 
+    /**
+     * As {@link #wrap(DedupStore, MeterRegistry)}, and also wraps each call in an {@link Observation}, as
+     * {@link #wrap(DedupStore, MeterRegistry, String, ObservationRegistry)} does.
+     *
+     * @param store the store to measure; closing the wrapper closes it
+     * @param registry where the meters go
+     * @param observations the application's observation registry
+     * @return a store that answers as {@code store} does and records and observes each call
+     */
+    public static MeteredDedupStore wrap(DedupStore store, MeterRegistry registry, ObservationRegistry observations) {
+        Objects.requireNonNull(store, "store");
+        return wrap(store, registry, kindOf(store), observations);
+    }
+
+    /** {@return the store this one measures} */
+    public DedupStore delegate() {
+        return store;
+    }
+
     /** {@code RedisDedupStore} → {@code redis}: the class name without its suffix, in lower case. */
     static String kindOf(DedupStore store) {
         String name = store.getClass().getSimpleName().replace("DedupStore", "");

@@ -18,6 +18,8 @@ public class DedupProperties {
     private Duration retention = Duration.ofHours(24);
     private final Store store = new Store();
     private final Http http = new Http();
+    private final Annotation annotation = new Annotation();
+    private final Metrics metrics = new Metrics();
 
     /** Creates the settings with their defaults. */
     public DedupProperties() {}
@@ -76,6 +78,77 @@ public class DedupProperties {
     /** {@return the HTTP {@code Idempotency-Key} filter's settings} */
     public Http getHttp() {
         return http;
+    }
+
+    /** {@return the {@link Idempotent} methods' settings} */
+    public Annotation getAnnotation() {
+        return annotation;
+    }
+
+    /** {@return the store's Micrometer metrics settings} */
+    public Metrics getMetrics() {
+        return metrics;
+    }
+
+    /** The {@link Idempotent} methods' settings. */
+    public static class Annotation {
+        private boolean enabled = true;
+        private int order;
+
+        /** Creates the settings with their defaults. */
+        public Annotation() {}
+
+        /** {@return whether {@link Idempotent} methods are intercepted} */
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        /**
+         * Sets whether {@link Idempotent} methods are intercepted (default true, when Jackson 3 is on the class path).
+         *
+         * @param enabled false to leave the annotation without effect
+         */
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        /** {@return the interception's order among the method's other advice} */
+        public int getOrder() {
+            return order;
+        }
+
+        /**
+         * Sets the interception's order among other advice (default 0, outside {@code @Transactional}, whose order is
+         * the lowest precedence): lower runs first.
+         *
+         * @param order the advisor's order
+         */
+        public void setOrder(int order) {
+            this.order = order;
+        }
+    }
+
+    /** The store's Micrometer metrics settings. */
+    public static class Metrics {
+        private boolean enabled = true;
+
+        /** Creates the settings with their defaults. */
+        public Metrics() {}
+
+        /** {@return whether the store bean is wrapped in {@code MeteredDedupStore}} */
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        /**
+         * Sets whether every {@code DedupStore} bean is wrapped in dedup-micrometer's {@code MeteredDedupStore} when
+         * that module and a {@code MeterRegistry} bean are present (default true).
+         *
+         * @param enabled false to leave the store unmetered
+         */
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
     }
 
     /** Where the store is: a URI, or else the application's {@code DataSource} or Lettuce {@code RedisClient}. */

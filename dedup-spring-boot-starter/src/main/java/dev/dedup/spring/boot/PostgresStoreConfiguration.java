@@ -17,7 +17,7 @@ class PostgresStoreConfiguration {
     @Bean
     @ConditionalOnMissingBean(DedupStore.class)
     @ConditionalOnSingleCandidate(DataSource.class)
-    PostgresDedupStore dedupStore(DataSource dataSource, DedupProperties properties) {
+    DedupStore dedupStore(DataSource dataSource, DedupProperties properties) {
         PostgresDedupStore.Builder builder = PostgresDedupStore.builder(dataSource)
                 .createSchema(properties.getStore().isCreateSchema());
         if (properties.getNamespace() != null) {

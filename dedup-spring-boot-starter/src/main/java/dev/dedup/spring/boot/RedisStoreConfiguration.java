@@ -30,7 +30,7 @@ class RedisStoreConfiguration {
     @Bean
     @ConditionalOnMissingBean(DedupStore.class)
     @ConditionalOnSingleCandidate(RedisClient.class)
-    RedisDedupStore dedupStore(@Qualifier("dedupRedisConnection") StatefulRedisConnection<String, byte[]> dedupRedisConnection,
+    DedupStore dedupStore(@Qualifier("dedupRedisConnection") StatefulRedisConnection<String, byte[]> dedupRedisConnection,
             DedupProperties properties) {
         RedisDedupStore.Builder builder = RedisDedupStore.builder(dedupRedisConnection);
         if (properties.getNamespace() != null) {

@@ -3,6 +3,7 @@ package dev.dedup.spring.boot;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dedup.DedupStore;
+import dev.dedup.micrometer.MeteredDedupStore;
 import dev.dedup.store.postgres.PostgresDedupStore;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -27,7 +28,9 @@ class IdempotencyKeyFilterOnPostgresTest extends IdempotencyKeyContract {
 
     @Test
     void theStoreIsBuiltOnTheApplicationsDataSource() {
-        assertThat(store).isInstanceOf(PostgresDedupStore.class);
+        // With Micrometer in the application, the starter meters the store it built.
+        assertThat(store).isInstanceOf(MeteredDedupStore.class);
+        assertThat(((MeteredDedupStore) store).delegate()).isInstanceOf(PostgresDedupStore.class);
         assertThat(store.namespace()).startsWith("boot-pg-");
     }
 }

@@ -3,6 +3,7 @@ package dev.dedup.spring.boot;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dedup.DedupStore;
+import dev.dedup.micrometer.MeteredDedupStore;
 import dev.dedup.store.redis.RedisDedupStore;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -29,7 +30,9 @@ class IdempotencyKeyFilterOnRedisTest extends IdempotencyKeyContract {
 
     @Test
     void theUriWinsOverTheDataSource() {
-        assertThat(store).isInstanceOf(RedisDedupStore.class);
+        // With Micrometer in the application, the starter meters the store it built.
+        assertThat(store).isInstanceOf(MeteredDedupStore.class);
+        assertThat(((MeteredDedupStore) store).delegate()).isInstanceOf(RedisDedupStore.class);
         assertThat(store.namespace()).startsWith("boot-redis-");
     }
 }

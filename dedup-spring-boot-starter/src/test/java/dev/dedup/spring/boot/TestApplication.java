@@ -34,6 +34,11 @@ class TestApplication {
     }
 
     @Bean
+    Billing billing() {
+        return new Billing();
+    }
+
+    @Bean
     FilterRegistrationBean<OncePerRequestFilter> testPrincipal() {
         // Stands in for Spring Security: the X-Test-User header becomes the authenticated principal.
         OncePerRequestFilter filter = new OncePerRequestFilter() {

@@ -1,0 +1,90 @@
+package dev.dedup.spring.boot;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Runs the annotated bean method at most once per key while the key's record lives, on the application's
+ * {@code DedupStore}: a repeated call returns the first call's result (stored as JSON), without running the method.
+ * Works on any Spring bean method, {@code @KafkaListener} and {@code @RabbitListener} methods included:
+ *
+ * <pre>{@code
+ * @Idempotent(key = "#order.id()")
+ * public Receipt charge(Order order) { ... }
+ * }</pre>
+ *
+ * <p>What a call sees, by the key's state:
+ * <ul>
+ *   <li>new, or released by a failed call: the method runs; its result is stored for {@link #retention()};</li>
+ *   <li>completed: the stored result, decoded to the method's return type (null for {@code void});</li>
+ *   <li>another call still running under it: {@link IdempotentCallInProgressException};</li>
+ *   <li>stored as failed (an exception listed in {@link #keepKeyOn()}): {@link IdempotentCallFailedException};</li>
+ *   <li>used by a call with another {@link #fingerprint()}: {@link IdempotencyKeyReusedException}.</li>
+ * </ul>
+ * An exception from the method releases the key, so a retry runs it again, and is rethrown as it was. A store that
+ * cannot be reached throws its {@code DedupStoreException}; the method does not run.
+ *
+ * <p>The method is called through a Spring proxy, so a call from another method of the same bean is not
+ * intercepted. Asynchronous return types ({@code CompletionStage}, {@code Future}, reactive types) are refused when
+ * the method is first called, since the result would be stored before it exists.
+ */
+@Target(ElementType.METHOD)
+@Retention(RetentionPolicy.RUNTIME)
+@Documented
+public @interface Idempotent {
+    /**
+     * The key, a SpEL expression over the method's arguments: by name ({@code #order.id()}, with the compiler's
+     * {@code -parameters}, which Spring Boot's build plugins set), or by position ({@code #p0}, {@code #a0}). Its
+     * value's {@code toString()} is the key, within the {@link #scope()}; a null value fails the call.
+     *
+     * @return the key expression
+     */
+    String key();
+
+    /**
+     * Names the keys' space, so two methods with the same key values do not share records (default: the declaring
+     * class's simple name and the method name, {@code OrderService.charge}); set it to keep the keys stable across
+     * a rename, or to make two methods share keys.
+     *
+     * @return the scope, or empty for the default
+     */
+    String scope() default "";
+
+    /**
+     * What identifies the request's content, a SpEL expression like {@link #key()} (default: none): its value's
+     * SHA-256 (of the bytes of a {@code byte[]}, the UTF-8 of a {@code String}, else of its JSON) is stored with the
+     * claim, and a later call under the same key with another fingerprint throws
+     * {@link IdempotencyKeyReusedException} instead of replaying a result that belongs to another request.
+     *
+     * @return the fingerprint expression, or empty for none
+     */
+    String fingerprint() default "";
+
+    /**
+     * How long a claim holds before another call may take the key over, renewed by heartbeats while the method
+     * runs, as {@code 30s}, {@code 5m} or ISO-8601 {@code PT30S} (default: {@code dedup.lease}).
+     *
+     * @return the lease, or empty for the default
+     */
+    String lease() default "";
+
+    /**
+     * How long a completed key and its result are kept, as {@code 24h}, {@code 7d} or ISO-8601 (default:
+     * {@code dedup.retention}).
+     *
+     * @return the retention, or empty for the default
+     */
+    String retention() default "";
+
+    /**
+     * Exceptions retrying cannot fix: when the method throws one of these (or a subclass), the key is stored as
+     * failed with the exception's message, and later calls throw {@link IdempotentCallFailedException} without
+     * running the method (default: none, every exception releases the key).
+     *
+     * @return the exception types that keep the key
+     */
+    Class<? extends Throwable>[] keepKeyOn() default {};
+}

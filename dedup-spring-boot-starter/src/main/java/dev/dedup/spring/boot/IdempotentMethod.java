@@ -1,0 +1,158 @@
+package dev.dedup.spring.boot;
+
+import dev.dedup.DedupConfigurationException;
+import dev.dedup.DedupStore;
+import dev.dedup.IdempotentConsumer;
+import dev.dedup.ResultCodec;
+import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Future;
+import org.aopalliance.intercept.MethodInvocation;
+import org.springframework.boot.convert.DurationStyle;
+import org.springframework.context.expression.MethodBasedEvaluationContext;
+import org.springframework.core.DefaultParameterNameDiscoverer;
+import org.springframework.core.ParameterNameDiscoverer;
+import org.springframework.expression.Expression;
+import org.springframework.expression.ExpressionException;
+import org.springframework.expression.spel.standard.SpelExpressionParser;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * One {@link Idempotent} method, read once: its parsed expressions and the consumer that runs its calls. Every
+ * mistake in the annotation fails the method's first call with a message that names the method and the value.
+ */
+final class IdempotentMethod {
+    private static final SpelExpressionParser PARSER = new SpelExpressionParser();
+    private static final ParameterNameDiscoverer PARAMETER_NAMES = new DefaultParameterNameDiscoverer();
+
+    private final Method method;
+    private final String scope;
+    private final Expression key;
+    private final Expression fingerprint;
+    private final JsonMapper json;
+    final IdempotentConsumer<MethodInvocation, Object> consumer;
+
+    IdempotentMethod(Method method, Idempotent annotation, DedupStore store, JsonMapper json, Duration lease,
+            Duration retention) {
+        this.method = method;
+        this.json = json;
+        this.scope = annotation.scope().isEmpty()
+                ? method.getDeclaringClass().getSimpleName() + "." + method.getName()
+                : annotation.scope();
+        this.key = parse("key", annotation.key());
+        this.fingerprint = annotation.fingerprint().isEmpty() ? null : parse("fingerprint", annotation.fingerprint());
+        Class<? extends Throwable>[] keepKeyOn = annotation.keepKeyOn();
+        var builder = IdempotentConsumer.builder(store, this::keyOf, codecFor(method, json))
+                .lease(duration("lease", annotation.lease(), lease))
+                .retention(duration("retention", annotation.retention(), retention))
+                .keepKeyOn(failure -> Arrays.stream(keepKeyOn).anyMatch(type -> type.isInstance(failure)));
+        if (fingerprint != null) {
+            builder.fingerprint(this::fingerprintOf);
+        }
+        this.consumer = builder.build();
+    }
+
+    private String keyOf(MethodInvocation call) {
+        Object value = evaluate(key, call);
+        if (value == null) {
+            throw new IllegalArgumentException("the @Idempotent key '" + key.getExpressionString() + "' of "
+                    + describe() + " is null for this call" + (PARAMETER_NAMES.getParameterNames(method) == null
+                            ? "; the class was compiled without parameter names (javac -parameters), so only #p0,"
+                                    + " #a0 ... name the arguments" : ""));
+        }
+        return scope + ":" + value;
+    }
+
+    private byte[] fingerprintOf(MethodInvocation call) {
+        Object value = evaluate(fingerprint, call);
+        byte[] content;
+        if (value instanceof byte[] bytes) {
+            content = bytes;
+        } else if (value instanceof String text) {
+            content = text.getBytes(StandardCharsets.UTF_8);
+        } else {
+            content = json.writeValueAsBytes(value);
+        }
+        try {
+            return MessageDigest.getInstance("SHA-256").digest(content);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java platform has SHA-256", e);
+        }
+    }
+
+    private Object evaluate(Expression expression, MethodInvocation call) {
+        var context = new MethodBasedEvaluationContext(call.getThis(), method, call.getArguments(), PARAMETER_NAMES);
+        try {
+            return expression.getValue(context);
+        } catch (ExpressionException e) {
+            throw new IllegalArgumentException("the @Idempotent expression '" + expression.getExpressionString()
+                    + "' of " + describe() + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    private Expression parse(String attribute, String expression) {
+        if (expression.isBlank()) {
+            throw new DedupConfigurationException("@Idempotent " + attribute + " of " + describe()
+                    + " is empty; give a SpEL expression over the arguments, such as #order.id() or #p0");
+        }
+        try {
+            return PARSER.parseExpression(expression);
+        } catch (ExpressionException e) {
+            throw new DedupConfigurationException("@Idempotent " + attribute + " '" + expression + "' of "
+                    + describe() + " is not a valid SpEL expression: " + e.getMessage(), e);
+        }
+    }
+
+    private Duration duration(String attribute, String value, Duration fallback) {
+        if (value.isEmpty()) {
+            return fallback;
+        }
+        try {
+            return DurationStyle.detectAndParse(value);
+        } catch (IllegalArgumentException e) {
+            throw new DedupConfigurationException("@Idempotent " + attribute + " '" + value + "' of " + describe()
+                    + " is not a duration; write it as 30s, 5m, 24h, 7d or ISO-8601 PT30S", e);
+        }
+    }
+
+    private static ResultCodec<Object> codecFor(Method method, JsonMapper json) {
+        Class<?> returns = method.getReturnType();
+        if (Future.class.isAssignableFrom(returns) || CompletionStage.class.isAssignableFrom(returns)
+                || returns.getName().startsWith("reactor.core.publisher.")
+                || returns.getName().equals("org.reactivestreams.Publisher")) {
+            throw new DedupConfigurationException("@Idempotent " + describe(method) + " returns "
+                    + returns.getSimpleName() + ", whose result exists only after the call returns; "
+                    + "annotate a method that returns its result (or void)");
+        }
+        if (returns == void.class || returns == Void.class) {
+            return new NoResultCodec();
+        }
+        return new JsonResultCodec(json, json.getTypeFactory().constructType(method.getGenericReturnType()));
+    }
+
+    String describe() {
+        return describe(method);
+    }
+
+    private static String describe(Method method) {
+        return method.getDeclaringClass().getSimpleName() + "." + method.getName();
+    }
+
+    /** A void method stores no result; a duplicate returns null. */
+    private static final class NoResultCodec implements ResultCodec<Object> {
+        @Override
+        public byte[] encode(Object result) {
+            return null;
+        }
+
+        @Override
+        public Object decode(byte[] bytes) {
+            return null;
+        }
+    }
+}

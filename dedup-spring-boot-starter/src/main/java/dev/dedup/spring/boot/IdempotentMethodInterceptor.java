@@ -1,0 +1,91 @@
+package dev.dedup.spring.boot;
+
+import dev.dedup.DedupStore;
+import dev.dedup.ProcessingOutcome;
+import java.lang.reflect.Method;
+import java.lang.reflect.UndeclaredThrowableException;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Runs each {@link Idempotent} method call through the dedup facade and turns its outcome into what the caller of a
+ * plain method expects: a result, a replayed result, or an exception.
+ */
+final class IdempotentMethodInterceptor implements MethodInterceptor {
+    private static final Logger log = LoggerFactory.getLogger(IdempotentMethodInterceptor.class);
+
+    private final Supplier<DedupStore> store;
+    private final Supplier<JsonMapper> json;
+    private final Supplier<DedupProperties> properties;
+    private final Map<Method, IdempotentMethod> methods = new ConcurrentHashMap<>();
+
+    /** Takes suppliers: the beans are looked up at a method's first call, not when the advisor is built. */
+    IdempotentMethodInterceptor(Supplier<DedupStore> store, Supplier<JsonMapper> json,
+            Supplier<DedupProperties> properties) {
+        this.store = store;
+        this.json = json;
+        this.properties = properties;
+    }
+
+    @Override
+    public Object invoke(MethodInvocation call) throws Throwable {
+        IdempotentMethod method = methods.computeIfAbsent(call.getMethod(), m -> read(m, call));
+        ProcessingOutcome<Object> outcome = method.consumer.process(call, IdempotentMethodInterceptor::proceed);
+        if (outcome instanceof ProcessingOutcome.Processed<Object> processed) {
+            return processed.result();
+        }
+        if (outcome instanceof ProcessingOutcome.AlreadyProcessed<Object> replayed) {
+            return replayed.result().orElse(null);
+        }
+        if (outcome instanceof ProcessingOutcome.InProgressElsewhere<Object> running) {
+            throw new IdempotentCallInProgressException(running.key(), running.leaseExpiresAt());
+        }
+        if (outcome instanceof ProcessingOutcome.AlreadyFailed<Object> failed) {
+            throw new IdempotentCallFailedException(failed.key(), failed.error());
+        }
+        if (outcome instanceof ProcessingOutcome.KeyReused<Object> reused) {
+            throw new IdempotencyKeyReusedException(reused.key());
+        }
+        if (outcome instanceof ProcessingOutcome.LeaseLost<Object> lost) {
+            // The method ran and its effect happened; only the record of it is missing, so the caller gets the
+            // result, and a retry may run the method again (the facade logged why).
+            log.warn("{} ran, but its result could not be stored under key '{}'", method.describe(), lost.key());
+            return lost.result();
+        }
+        throw unwrapped(((ProcessingOutcome.Failed<Object>) outcome).cause());
+    }
+
+    private IdempotentMethod read(Method method, MethodInvocation call) {
+        // The annotation may sit on the implementation while the proxy was called through an interface.
+        Method target = call.getThis() == null ? method
+                : AopUtils.getMostSpecificMethod(method, AopUtils.getTargetClass(call.getThis()));
+        Idempotent annotation = AnnotatedElementUtils.findMergedAnnotation(target, Idempotent.class);
+        DedupProperties settings = properties.get();
+        return new IdempotentMethod(target, annotation, store.get(), json.get(), settings.getLease(),
+                settings.getRetention());
+    }
+
+    /** The method itself, seen as a handler: checked exceptions pass through the facade as they are. */
+    private static Object proceed(MethodInvocation call) throws Exception {
+        try {
+            return call.proceed();
+        } catch (Exception | Error e) {
+            throw e;
+        } catch (Throwable other) {
+            throw new UndeclaredThrowableException(other);
+        }
+    }
+
+    private static Throwable unwrapped(Throwable failure) {
+        return failure instanceof UndeclaredThrowableException undeclared && undeclared.getCause() != null
+                ? undeclared.getCause() : failure;
+    }
+}

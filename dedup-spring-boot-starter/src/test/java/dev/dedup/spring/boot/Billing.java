@@ -1,0 +1,119 @@
+package dev.dedup.spring.boot;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/** A bean with {@link Idempotent} methods that count their runs per order id: each test uses ids of its own. */
+public class Billing {
+    /** An order to charge. */
+    public record Order(String id, long cents) {}
+
+    /** What a charge answers. */
+    public record Receipt(String orderId, long cents, int run) {}
+
+    /** A failure retrying cannot fix: kept with the key. */
+    public static class DeclinedException extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        DeclinedException(String message) {
+            super(message);
+        }
+    }
+
+    /** A checked failure, which must reach the caller as it was thrown. */
+    public static class LedgerClosedException extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        LedgerClosedException(String message) {
+            super(message);
+        }
+    }
+
+    private final Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
+
+    int runs(String id) {
+        AtomicInteger count = runs.get(id);
+        return count == null ? 0 : count.get();
+    }
+
+    private int run(String id) {
+        return runs.computeIfAbsent(id, i -> new AtomicInteger()).incrementAndGet();
+    }
+
+    @Idempotent(key = "#order.id()", fingerprint = "#order.cents()")
+    public Receipt charge(Order order) {
+        return new Receipt(order.id(), order.cents(), run(order.id()));
+    }
+
+    @Idempotent(key = "#id", lease = "2s")
+    public Receipt slowCharge(String id, long sleepMillis) throws InterruptedException {
+        int run = run(id);
+        Thread.sleep(sleepMillis);
+        return new Receipt(id, 0, run);
+    }
+
+    @Idempotent(key = "#p0")
+    public List<Receipt> split(String id, int parts) {
+        int run = run(id);
+        return java.util.stream.IntStream.range(0, parts).mapToObj(i -> new Receipt(id + "/" + i, i, run)).toList();
+    }
+
+    @Idempotent(key = "#id")
+    public void notifyShipped(String id) {
+        run(id);
+    }
+
+    /** Throws on its first run for an id, then answers. */
+    @Idempotent(key = "#id")
+    public String flaky(String id) {
+        if (run(id) == 1) {
+            throw new IllegalStateException("first run fails");
+        }
+        return "ok " + runs(id);
+    }
+
+    @Idempotent(key = "#id", keepKeyOn = DeclinedException.class)
+    public String decline(String id) {
+        run(id);
+        throw new DeclinedException("card declined for " + id);
+    }
+
+    @Idempotent(key = "#id")
+    public String closedLedger(String id) throws LedgerClosedException {
+        run(id);
+        throw new LedgerClosedException("ledger closed");
+    }
+
+    /** Same key values as {@link #refund}, in another scope. */
+    @Idempotent(key = "#id")
+    public String capture(String id) {
+        return "capture " + run("capture-" + id);
+    }
+
+    @Idempotent(key = "#id")
+    public String refund(String id) {
+        return "refund " + run("refund-" + id);
+    }
+
+    @Idempotent(key = "#id", scope = "shared")
+    public String sharedA(String id) {
+        return "a " + run(id);
+    }
+
+    @Idempotent(key = "#id", scope = "shared")
+    public String sharedB(String id) {
+        return "b " + run(id);
+    }
+
+    @Idempotent(key = "#order.id()")
+    public String nullKey(Order order) {
+        return "never";
+    }
+
+    @Idempotent(key = "#id", lease = "thirty seconds")
+    public String badLease(String id) {
+        return "never";
+    }
+}

@@ -1,0 +1,153 @@
+package dev.dedup.spring.boot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.dedup.DedupConfigurationException;
+import dev.dedup.spring.boot.Billing.Order;
+import dev.dedup.spring.boot.Billing.Receipt;
+import java.time.Instant;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+
+/** {@link Idempotent} methods on a Spring bean, on the store each subclass configures. */
+abstract class IdempotentAnnotationContract {
+    @Autowired
+    Billing billing;
+
+    static String id() {
+        return "o-" + UUID.randomUUID().toString().substring(0, 12);
+    }
+
+    @Test
+    void aRepeatedCallReturnsTheFirstResultWithoutRunningTheMethod() {
+        String id = id();
+
+        Receipt first = billing.charge(new Order(id, 1200));
+        Receipt again = billing.charge(new Order(id, 1200));
+
+        assertThat(first).isEqualTo(new Receipt(id, 1200, 1));
+        assertThat(again).isEqualTo(first);
+        assertThat(billing.runs(id)).isEqualTo(1);
+    }
+
+    @Test
+    void aGenericResultIsReplayedAsItsDeclaredType() {
+        String id = id();
+
+        List<Receipt> first = billing.split(id, 3);
+        List<Receipt> again = billing.split(id, 3);
+
+        assertThat(again).isEqualTo(first).hasSize(3).allSatisfy(r -> assertThat(r).isInstanceOf(Receipt.class));
+        assertThat(billing.runs(id)).isEqualTo(1);
+    }
+
+    @Test
+    void aVoidMethodRunsOnce() {
+        String id = id();
+
+        billing.notifyShipped(id);
+        billing.notifyShipped(id);
+
+        assertThat(billing.runs(id)).isEqualTo(1);
+    }
+
+    @Test
+    void anExceptionReachesTheCallerAndFreesTheKeyForTheRetry() {
+        String id = id();
+
+        assertThatThrownBy(() -> billing.flaky(id)).isExactlyInstanceOf(IllegalStateException.class)
+                .hasMessage("first run fails");
+        assertThat(billing.flaky(id)).isEqualTo("ok 2");
+        assertThat(billing.flaky(id)).isEqualTo("ok 2");
+        assertThat(billing.runs(id)).isEqualTo(2);
+    }
+
+    @Test
+    void aCheckedExceptionReachesTheCallerAsItWasThrown() {
+        String id = id();
+
+        assertThatThrownBy(() -> billing.closedLedger(id)).isExactlyInstanceOf(Billing.LedgerClosedException.class);
+    }
+
+    @Test
+    void aKeptFailureAnswersLaterCallsWithoutRunningTheMethod() {
+        String id = id();
+
+        assertThatThrownBy(() -> billing.decline(id)).isInstanceOf(Billing.DeclinedException.class);
+        assertThatThrownBy(() -> billing.decline(id)).isInstanceOfSatisfying(IdempotentCallFailedException.class,
+                failed -> {
+                    assertThat(failed.key()).isEqualTo("Billing.decline:" + id);
+                    assertThat(failed.error()).hasValueSatisfying(
+                            error -> assertThat(error).contains("DeclinedException", "card declined for " + id));
+                });
+        assertThat(billing.runs(id)).isEqualTo(1);
+    }
+
+    @Test
+    void aCallWhileTheFirstStillRunsIsToldWhenToRetry() throws Exception {
+        String id = id();
+        CompletableFuture<Receipt> first = CompletableFuture.supplyAsync(() -> {
+            try {
+                return billing.slowCharge(id, 1500);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        while (billing.runs(id) == 0 && !first.isDone()) {
+            Thread.sleep(5);
+        }
+        if (first.isDone()) {
+            first.join();  // a failed first call shows its cause here
+        }
+
+        assertThatThrownBy(() -> billing.slowCharge(id, 0))
+                .isInstanceOfSatisfying(IdempotentCallInProgressException.class,
+                        running -> assertThat(running.leaseExpiresAt()).isAfter(Instant.now()));
+        Receipt done = first.get(10, TimeUnit.SECONDS);
+        assertThat(billing.slowCharge(id, 0)).isEqualTo(done);
+        assertThat(billing.runs(id)).isEqualTo(1);
+    }
+
+    @Test
+    void theSameKeyWithAnotherFingerprintIsRefused() {
+        String id = id();
+        Receipt first = billing.charge(new Order(id, 1200));
+
+        assertThatThrownBy(() -> billing.charge(new Order(id, 9900)))
+                .isInstanceOfSatisfying(IdempotencyKeyReusedException.class,
+                        reused -> assertThat(reused.key()).isEqualTo("Billing.charge:" + id));
+        assertThat(billing.charge(new Order(id, 1200))).isEqualTo(first);
+        assertThat(billing.runs(id)).isEqualTo(1);
+    }
+
+    @Test
+    void eachMethodHasItsOwnKeysUnlessTheyShareAScope() {
+        String id = id();
+
+        assertThat(billing.capture(id)).isEqualTo("capture 1");
+        assertThat(billing.refund(id)).isEqualTo("refund 1");
+        assertThat(billing.sharedA(id)).isEqualTo("a 1");
+        assertThat(billing.sharedB(id)).isEqualTo("a 1");
+        assertThat(billing.runs(id)).isEqualTo(1);
+    }
+
+    @Test
+    void aNullKeyFailsTheCallNamingTheExpression() {
+        assertThatThrownBy(() -> billing.nullKey(new Order(null, 1)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'#order.id()'").hasMessageContaining("Billing.nullKey");
+    }
+
+    @Test
+    void aBadDurationFailsTheCallNamingTheValueAndWhatIsAllowed() {
+        assertThatThrownBy(() -> billing.badLease(id()))
+                .isInstanceOf(DedupConfigurationException.class)
+                .hasMessageContaining("'thirty seconds'").hasMessageContaining("Billing.badLease")
+                .hasMessageContaining("30s");
+    }
+}

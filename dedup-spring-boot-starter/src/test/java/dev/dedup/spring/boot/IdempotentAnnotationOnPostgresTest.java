@@ -1,0 +1,37 @@
+package dev.dedup.spring.boot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.dedup.spring.boot.Billing.Order;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+/** {@link Idempotent} methods on the PostgreSQL store built on the application's DataSource, metered. */
+@SpringBootTest(classes = TestApplication.class, properties = "dedup.store.create-schema=true")
+class IdempotentAnnotationOnPostgresTest extends IdempotentAnnotationContract {
+
+    @DynamicPropertySource
+    static void postgres(DynamicPropertyRegistry registry) {
+        registry.add("spring.datasource.url", Servers::postgresJdbcUrl);
+        registry.add("dedup.namespace", () -> Servers.unique("boot-ann-pg"));
+    }
+
+    @Autowired
+    MeterRegistry meters;
+
+    @Test
+    void theCallsAreCountedByTheMeteredStore() {
+        String id = id();
+        billing.charge(new Order(id, 1));
+        billing.charge(new Order(id, 1));
+
+        assertThat(meters.get("dedup.claims").tag("store", "postgres").tag("result", "claimed").counter().count())
+                .isGreaterThanOrEqualTo(1);
+        assertThat(meters.get("dedup.claims").tag("store", "postgres").tag("result", "duplicate_completed")
+                .counter().count()).isGreaterThanOrEqualTo(1);
+    }
+}

@@ -17,6 +17,16 @@ final class Servers {
         return TestServers.require("Redis 7", "DEDUP_TEST_REDIS_URL", null);
     }
 
+    /** {@return the Kafka bootstrap servers, such as {@code 127.0.0.1:19092}} */
+    static String kafkaBootstrap() {
+        return TestServers.require("Kafka 4.1 (KRaft)", "DEDUP_TEST_KAFKA_BOOTSTRAP", null);
+    }
+
+    /** {@return the RabbitMQ URL, such as {@code amqp://guest:guest@127.0.0.1:5672}} */
+    static String rabbitMqUrl() {
+        return TestServers.require("RabbitMQ 3", "DEDUP_TEST_RABBITMQ_URL", null);
+    }
+
     static String unique(String prefix) {
         return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
     }

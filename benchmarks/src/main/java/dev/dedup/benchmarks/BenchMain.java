@@ -129,7 +129,7 @@ public final class BenchMain {
                   --quick                 the quick profile (smoke test); default is the full profile
                   --out DIR               where results.json, results.md and results.svg go
                                           (default benchmarks/results/<yyyyMMdd-HHmmss>[-quick])
-                  --stores a,b            only these stores: memory, postgres, redis, redis-cluster, mongo
+                  --stores a,b            only these stores: memory, postgres, redis, redis-metered, redis-cluster, mongo, dynamodb
                   --threads 1,4           only these thread counts
                   --plan                  print the groups and the time estimate, run nothing
                   --no-kafka              skip the Kafka adapter's run (it follows the store groups

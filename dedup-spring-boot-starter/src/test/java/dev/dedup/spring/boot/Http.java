@@ -36,6 +36,11 @@ final class Http {
                 .timeout(Duration.ofSeconds(30)).GET().build());
     }
 
+    HttpResponse<String> delete(String path) {
+        return send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .timeout(Duration.ofSeconds(30)).DELETE().build());
+    }
+
     private HttpResponse<String> send(HttpRequest request) {
         try {
             return client.send(request, HttpResponse.BodyHandlers.ofString());

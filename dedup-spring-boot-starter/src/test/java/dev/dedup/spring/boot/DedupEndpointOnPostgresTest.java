@@ -1,0 +1,113 @@
+package dev.dedup.spring.boot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.dedup.spring.boot.Billing.Order;
+import dev.dedup.spring.boot.Billing.Receipt;
+import java.net.http.HttpResponse;
+import java.time.Instant;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/** The {@code dedup} actuator endpoint over real HTTP, on the PostgreSQL store, reading and forgetting live keys. */
+@SpringBootTest(classes = TestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = {"dedup.store.create-schema=true", "management.endpoints.web.exposure.include=dedup"})
+class DedupEndpointOnPostgresTest {
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+
+    @DynamicPropertySource
+    static void postgres(DynamicPropertyRegistry registry) {
+        registry.add("spring.datasource.url", Servers::postgresJdbcUrl);
+        registry.add("dedup.namespace", () -> Servers.unique("boot-endpoint"));
+    }
+
+    @LocalServerPort
+    int port;
+
+    @Autowired
+    Billing billing;
+
+    Http http;
+
+    @BeforeEach
+    void client() {
+        http = new Http(port);
+    }
+
+    static String id() {
+        return "o-" + UUID.randomUUID().toString().substring(0, 12);
+    }
+
+    @Test
+    void aCompletedKeyIsShownWithoutItsResultAndForgettingItRunsTheMethodAgain() {
+        String id = id();
+        billing.charge(new Order(id, 700));
+        String path = "/actuator/dedup/Billing.charge:" + id;
+
+        HttpResponse<String> shown = http.get(path);
+
+        assertThat(shown.statusCode()).isEqualTo(200);
+        JsonNode view = JSON.readTree(shown.body());
+        assertThat(view.get("key").asString()).isEqualTo("Billing.charge:" + id);
+        assertThat(view.get("namespace").asString()).startsWith("boot-endpoint-");
+        assertThat(view.get("state").asString()).isEqualTo("COMPLETED");
+        assertThat(Instant.parse(view.get("expiresAt").asString())).isAfter(Instant.now().plusSeconds(3600));
+        assertThat(view.get("fingerprint").asString()).hasSize(64);   // SHA-256 of the cents, in hex
+        assertThat(view.get("resultBytes").asInt()).isPositive();
+        assertThat(shown.body()).doesNotContain("\"run\"");           // the stored receipt itself is not shown
+
+        HttpResponse<String> forgotten = http.delete(path);
+
+        assertThat(forgotten.statusCode()).isEqualTo(200);
+        assertThat(JSON.readTree(forgotten.body()).get("forgotten").asBoolean()).isTrue();
+        assertThat(http.get(path).statusCode()).isEqualTo(404);
+        assertThat(billing.charge(new Order(id, 700)).run()).isEqualTo(2);
+    }
+
+    @Test
+    void aRunningKeyShowsADigestOfItsOwnerAndForgettingItLetsTheNextCallRun() throws Exception {
+        String id = id();
+        CompletableFuture<Receipt> first = CompletableFuture.supplyAsync(() -> {
+            try {
+                return billing.slowCharge(id, 1500);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        while (billing.runs(id) == 0 && !first.isDone()) {
+            Thread.sleep(5);
+        }
+        String path = "/actuator/dedup/Billing.slowCharge:" + id;
+
+        JsonNode view = JSON.readTree(http.get(path).body());
+        assertThat(view.get("state").asString()).isEqualTo("IN_PROGRESS");
+        assertThat(view.get("ownerDigest").asString()).matches("[0-9a-f]{16}");
+        assertThat(view.get("resultBytes").isNull()).isTrue();
+
+        assertThat(JSON.readTree(http.delete(path).body()).get("forgotten").asBoolean()).isTrue();
+        Receipt second = billing.slowCharge(id, 0);   // runs at once: the key is free
+
+        assertThat(second.run()).isEqualTo(2);
+        assertThat(first.get(10, TimeUnit.SECONDS).run()).isEqualTo(1);  // its completion was refused, not replayed
+    }
+
+    @Test
+    void anUnknownKeyIs404AndForgettingItAnswersFalse() {
+        String path = "/actuator/dedup/Billing.charge:" + id();
+
+        assertThat(http.get(path).statusCode()).isEqualTo(404);
+        HttpResponse<String> forgotten = http.delete(path);
+        assertThat(forgotten.statusCode()).isEqualTo(200);
+        assertThat(JSON.readTree(forgotten.body()).get("forgotten").asBoolean()).isFalse();
+    }
+}

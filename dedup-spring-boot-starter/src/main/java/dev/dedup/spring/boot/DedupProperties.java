@@ -155,6 +155,8 @@ public class DedupProperties {
     public static class Store {
         private String uri;
         private boolean createSchema;
+        private String dynamodbTable;
+        private String mongodbDatabase;
 
         /** Creates the store settings with their defaults. */
         public Store() {}
@@ -188,6 +190,35 @@ public class DedupProperties {
          */
         public void setCreateSchema(boolean createSchema) {
             this.createSchema = createSchema;
+        }
+
+        /** {@return the table of a DynamoDB store built on the application's {@code DynamoDbClient}} */
+        public String getDynamodbTable() {
+            return dynamodbTable;
+        }
+
+        /**
+         * Sets the table of a DynamoDB store built on the application's {@code DynamoDbClient}; with
+         * {@code dedup.store.create-schema=true} it is created when missing.
+         *
+         * @param dynamodbTable 3 to 255 of {@code A-Z a-z 0-9 _ . -}
+         */
+        public void setDynamodbTable(String dynamodbTable) {
+            this.dynamodbTable = dynamodbTable;
+        }
+
+        /** {@return the database of a MongoDB store built on the application's {@code MongoClient}} */
+        public String getMongodbDatabase() {
+            return mongodbDatabase;
+        }
+
+        /**
+         * Sets the database of a MongoDB store built on the application's {@code MongoClient}.
+         *
+         * @param mongodbDatabase the database's name
+         */
+        public void setMongodbDatabase(String mongodbDatabase) {
+            this.mongodbDatabase = mongodbDatabase;
         }
     }
 

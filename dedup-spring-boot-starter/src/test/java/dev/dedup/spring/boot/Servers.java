@@ -27,6 +27,11 @@ final class Servers {
         return TestServers.require("RabbitMQ 3", "DEDUP_TEST_RABBITMQ_URL", null);
     }
 
+    /** {@return the DynamoDB endpoint (dynalite, the harness's emulator), such as {@code http://127.0.0.1:18000}} */
+    static String dynamoDbEndpoint() {
+        return TestServers.require("DynamoDB (dynalite)", "DEDUP_TEST_DYNAMODB_URL", null);
+    }
+
     static String unique(String prefix) {
         return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
     }

@@ -1,0 +1,44 @@
+package dev.dedup.spring.boot;
+
+import com.mongodb.client.MongoClient;
+import dev.dedup.DedupConfigurationException;
+import dev.dedup.DedupStore;
+import dev.dedup.store.mongo.MongoDedupStore;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * The MongoDB store on the application's (sync) {@code MongoClient} bean, in {@code dedup.store.mongodb-database};
+ * the client stays the application's. With {@code dedup.store.create-schema=true} it creates the TTL index; without,
+ * a missing index fails the start with the command that creates it.
+ */
+@Configuration(proxyBeanMethods = false)
+@ConditionalOnClass({MongoDedupStore.class, MongoClient.class})
+class MongoStoreConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean(DedupStore.class)
+    @ConditionalOnSingleCandidate(MongoClient.class)
+    DedupStore dedupStore(MongoClient client, DedupProperties properties) {
+        String database = properties.getStore().getMongodbDatabase();
+        if (database == null || database.isBlank()) {
+            throw new DedupConfigurationException("the application has a MongoClient, so the dedup store is built on"
+                    + " it, but dedup.store.mongodb-database is not set; set it to the database's name, or set"
+                    + " dedup.store.uri");
+        }
+        boolean createSchema = properties.getStore().isCreateSchema();
+        // With create-schema the TTL index is made right after the build, so the build must not check for it first.
+        MongoDedupStore.Builder builder = MongoDedupStore.builder(client, database).validateIndexes(!createSchema);
+        if (properties.getNamespace() != null) {
+            builder.namespace(properties.getNamespace());
+        }
+        MongoDedupStore store = builder.build();
+        if (createSchema) {
+            store.createIndexes();
+        }
+        return store;
+    }
+}

@@ -1,6 +1,10 @@
 package dev.dedup.outbox;
 
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ConnectionFactory;
 import dev.dedup.outbox.kafka.KafkaOutboxPublisher;
+import dev.dedup.outbox.rabbitmq.RabbitOutboxPublisher;
+import dev.dedup.rabbitmq.ConfirmedPublisher;
 import dev.dedup.tck.chaos.ChaosBoard;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -12,8 +16,9 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /**
- * A relay process for {@link OutboxChaosOnKafkaTest}: relays the outbox to Kafka until killed, writing on its board
- * where it stands. Arguments: the board, then {@code jdbcUrl=}, {@code table=}, {@code bootstrap=}, {@code halt=}
+ * A relay process for {@link OutboxChaosTest}: relays the outbox to Kafka or RabbitMQ until killed, writing on its board
+ * where it stands. Arguments: the board, then {@code jdbcUrl=}, {@code table=}, {@code broker=}, {@code bootstrap=} or
+ * {@code rabbitUrl=}, {@code halt=}
  * (the chance of halting itself between the broker's confirmation and the mark, the window a random SIGKILL
  * rarely hits), {@code seed=}.
  */
@@ -27,6 +32,33 @@ public final class RelayProcessMain {
 
     private RelayProcessMain() {}
 
+    /** The publisher for {@code broker=kafka} (with {@code bootstrap=}) or {@code broker=rabbitmq} ({@code rabbitUrl=}). */
+    private static AutoCloseable broker(Map<String, String> options) throws Exception {
+        if (options.get("broker").equals("kafka")) {
+            return KafkaOutboxPublisher.create(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                    options.get("bootstrap"), ProducerConfig.LINGER_MS_CONFIG, 2), Duration.ofSeconds(30));
+        }
+        ConnectionFactory factory = new ConnectionFactory();
+        factory.setUri(options.get("rabbitUrl"));
+        Connection connection = factory.newConnection("outbox-relay");
+        ConfirmedPublisher confirmed = ConfirmedPublisher.open(connection, Duration.ofSeconds(30));
+        return new RabbitRelayConnection(connection, new RabbitOutboxPublisher(confirmed));
+    }
+
+    /** A RabbitMQ publisher with the connection it lives on. */
+    private record RabbitRelayConnection(Connection connection, RabbitOutboxPublisher publisher)
+            implements OutboxPublisher, AutoCloseable {
+        @Override
+        public void publish(List<OutboxEvent> events) {
+            publisher.publish(events);
+        }
+
+        @Override
+        public void close() throws Exception {
+            connection.close();
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         ChaosBoard board = ChaosBoard.open(Path.of(args[0]), Slot.COUNT.ordinal());
         Map<String, String> options = new HashMap<>();
@@ -39,17 +71,16 @@ public final class RelayProcessMain {
         PGSimpleDataSource database = new PGSimpleDataSource();
         database.setUrl(options.get("jdbcUrl"));
         Outbox outbox = Outbox.builder(database).table(options.get("table")).build();
-        Map<String, Object> config = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, options.get("bootstrap"),
-                ProducerConfig.LINGER_MS_CONFIG, 2);
-        try (KafkaOutboxPublisher kafka = KafkaOutboxPublisher.create(config, Duration.ofSeconds(30))) {
+        try (AutoCloseable connection = broker(options)) {
+            OutboxPublisher publisher = (OutboxPublisher) connection;
             OutboxPublisher watched = events -> {
                 board.set(Slot.PHASE.ordinal(), PUBLISHING);
-                kafka.publish(events);
+                publisher.publish(events);
                 board.set(Slot.PHASE.ordinal(), CONFIRMED_NOT_MARKED);
                 board.add(Slot.CONFIRMED.ordinal(), events.size());
                 if (random.nextDouble() < halt) {
                     board.add(Slot.HALTS.ordinal(), 1);
-                    Runtime.getRuntime().halt(3);     // confirmed by Kafka, never marked: the next relay republishes
+                    Runtime.getRuntime().halt(3);     // confirmed by the broker, never marked: the next relay republishes
                 }
             };
             OutboxRelay relay = OutboxRelay.builder(outbox, watched).batchSize(50).build();

@@ -4,6 +4,7 @@ import static dev.dedup.outbox.OutboxTestSupport.header;
 import static dev.dedup.outbox.OutboxTestSupport.unique;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.rabbitmq.client.Channel;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.dedup.Claim;
 import dev.dedup.DedupStore;
@@ -28,23 +29,28 @@ import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.junit.jupiter.api.DisplayName;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * The issue's end-to-end proof, on the real PostgreSQL and Kafka with real processes: a service commits 2,000
- * orders, each with an outbox event in the same transaction, and rolls back 10% more; two relay processes
- * ({@link RelayProcessMain}) publish the outbox to Kafka while the driver SIGKILLs one every 1-2 s and starts a new
+ * The issue's end-to-end proof, on the real PostgreSQL and Kafka or RabbitMQ with real processes: a service commits
+ * 2,000 orders, each with an outbox event in the same transaction, and rolls back 10% more; two relay processes
+ * ({@link RelayProcessMain}) publish the outbox to the broker while the driver SIGKILLs one every 1-2 s and starts a new
  * one, and the relays also halt themselves now and then between Kafka's acknowledgement and the mark (the window
  * where the outbox publishes twice by design). A consumer with the PostgreSQL inbox applies each event. Asserted:
  * every committed order applied exactly once, no rolled-back order applied, the relays' duplicates counted and all
  * absorbed by the inbox, and each key's orders applied in commit order.
  */
-class OutboxChaosOnKafkaTest {
+class OutboxChaosTest {
+    /** The broker the relays publish to. */
+    enum Broker { KAFKA, RABBITMQ }
+
     private static final int ORDERS = 2_000;
     private static final int KEYS = 20;
     private static final int RELAYS = 2;
@@ -52,12 +58,14 @@ class OutboxChaosOnKafkaTest {
     private static final double HALT = 0.03;
     private static final long RUN_LIMIT_MILLIS = 75_000;
 
-    @Test
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(Broker.class)
     @DisplayName("relays SIGKILLed at random: every committed order applied once, rolled back none, duplicates absorbed")
-    void exactlyOnceEndToEndUnderRelayKills() throws Exception {
+    void exactlyOnceEndToEndUnderRelayKills(Broker broker) throws Exception {
         Random random = new Random(17);
-        String topic = OutboxTestSupport.createTopic("outbox-chaos", 3);
         String prefix = unique("chaos");
+        String destination = broker == Broker.KAFKA ? OutboxTestSupport.createTopic("outbox-chaos", 3)
+                : prefix + "_exchange";
         Path dir = Files.createTempDirectory("outbox-chaos-");
         Path log = dir.resolve("relays.log");
         try (HikariDataSource pool = OutboxTestSupport.pool(6)) {
@@ -68,15 +76,16 @@ class OutboxChaosOnKafkaTest {
             execute(pool, "CREATE TABLE " + prefix + "_orders (order_no int PRIMARY KEY)",
                     "CREATE TABLE " + prefix + "_applied (order_no int PRIMARY KEY, applied int NOT NULL)");
             List<String> arguments = List.of("jdbcUrl=" + OutboxTestSupport.postgresUrl(),
-                    "table=" + outbox.table(), "bootstrap=" + OutboxTestSupport.kafkaBootstrap(), "halt=" + HALT);
-            Service service = new Service(pool, outbox, topic, prefix);
-            InboxConsumer consumer = new InboxConsumer(pool, inbox, topic, prefix);
+                    "table=" + outbox.table(), "broker=" + broker.name().toLowerCase(java.util.Locale.ROOT),
+                    broker == Broker.KAFKA ? "bootstrap=" + OutboxTestSupport.kafkaBootstrap()
+                            : "rabbitUrl=" + OutboxTestSupport.rabbitUrl(), "halt=" + HALT);
+            Service service = new Service(pool, outbox, destination, prefix);
+            InboxConsumer consumer = new InboxConsumer(pool, inbox, prefix);
             List<ConsumerProcess> all = new ArrayList<>();
-            try {
+            try (AutoCloseable feed = broker == Broker.KAFKA ? kafkaFeed(destination, consumer)
+                    : rabbitFeed(destination, consumer)) {
                 Thread writer = new Thread(service, "service");
-                Thread reader = new Thread(consumer, "inbox-consumer");
                 writer.start();
-                reader.start();
                 List<ConsumerProcess> live = new ArrayList<>();
                 for (int i = 0; i < RELAYS; i++) {
                     live.add(start(all, dir, log, arguments, random));
@@ -108,16 +117,16 @@ class OutboxChaosOnKafkaTest {
                     relay.kill();
                 }
                 Thread.sleep(1_000);        // anything a dying relay had in flight arrives and is absorbed
-                consumer.stop(reader);
+                feed.close();
                 writer.join(10_000);
 
                 long halts = sum(all, Slot.HALTS);
                 long duplicates = consumer.records.get() - consumer.distinct.size();
-                System.out.printf("outbox chaos: %d orders committed, %d rolled back; %d relay processes, %d SIGKILLs"
+                System.out.printf("outbox chaos on %s: %d orders committed, %d rolled back; %d relay processes, %d SIGKILLs"
                                 + " (by phase idle/publishing/confirmed-not-marked %s), %d self-halts after the"
                                 + " broker's acknowledgement; %d records consumed, %d duplicates published, %d"
                                 + " absorbed by the inbox; relay errors %d; %.1f s%n",
-                        service.committed.size(), service.rolledBack.size(), all.size(), kills, killsByPhase, halts,
+                        broker, service.committed.size(), service.rolledBack.size(), all.size(), kills, killsByPhase, halts,
                         consumer.records.get(), duplicates, consumer.duplicates.get(), sum(all, Slot.ERRORS),
                         millis / 1000.0);
 
@@ -158,13 +167,13 @@ class OutboxChaosOnKafkaTest {
         final AtomicReference<Throwable> failure = new AtomicReference<>();
         private final HikariDataSource pool;
         private final Outbox outbox;
-        private final String topic;
+        private final String destination;
         private final String orders;
 
-        Service(HikariDataSource pool, Outbox outbox, String topic, String prefix) {
+        Service(HikariDataSource pool, Outbox outbox, String destination, String prefix) {
             this.pool = pool;
             this.outbox = outbox;
-            this.topic = topic;
+            this.destination = destination;
             this.orders = prefix + "_orders";
         }
 
@@ -180,7 +189,7 @@ class OutboxChaosOnKafkaTest {
                         tx.setAutoCommit(false);
                         insert.setInt(1, orderNo);
                         insert.executeUpdate();
-                        String id = outbox.append(tx, topic, "sku-" + orderNo % KEYS,
+                        String id = outbox.append(tx, destination, "sku-" + orderNo % KEYS,
                                 Integer.toString(orderNo).getBytes(StandardCharsets.UTF_8), Map.of());
                         if (rollBack) {
                             tx.rollback();
@@ -199,8 +208,8 @@ class OutboxChaosOnKafkaTest {
         }
     }
 
-    /** A consumer with the PostgreSQL inbox: claim, effect and completion in one transaction per record. */
-    private static final class InboxConsumer implements Runnable {
+    /** A consumer with the PostgreSQL inbox: claim, effect and completion in one transaction per message. */
+    private static final class InboxConsumer {
         final Set<Integer> applied = ConcurrentHashMap.newKeySet();
         final Set<String> distinct = ConcurrentHashMap.newKeySet();
         final Map<String, List<Integer>> firstApplied = new ConcurrentHashMap<>();
@@ -209,40 +218,17 @@ class OutboxChaosOnKafkaTest {
         final AtomicReference<Throwable> failure = new AtomicReference<>();
         private final HikariDataSource pool;
         private final PostgresDedupStore inbox;
-        private final String topic;
         private final String appliedTable;
-        private volatile boolean running = true;
 
-        InboxConsumer(HikariDataSource pool, PostgresDedupStore inbox, String topic, String prefix) {
+        InboxConsumer(HikariDataSource pool, PostgresDedupStore inbox, String prefix) {
             this.pool = pool;
             this.inbox = inbox;
-            this.topic = topic;
             this.appliedTable = prefix + "_applied";
         }
 
-        void stop(Thread thread) throws InterruptedException {
-            running = false;
-            thread.join(30_000);
-        }
-
-        @Override
-        public void run() {
-            try (KafkaConsumer<String, byte[]> consumer = OutboxTestSupport.consumer(unique("inbox"))) {
-                consumer.subscribe(List.of(topic));
-                while (running) {
-                    for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofMillis(100))) {
-                        apply(record);
-                    }
-                    consumer.commitSync();
-                }
-            } catch (Throwable e) {
-                failure.set(e);
-            }
-        }
-
-        private void apply(ConsumerRecord<String, byte[]> record) throws SQLException {
-            String messageId = header(record, "message-id");
-            int orderNo = Integer.parseInt(new String(record.value(), StandardCharsets.UTF_8));
+        /** Called for each message, one at a time, in the broker's order. */
+        void apply(String messageId, String key, byte[] body) throws SQLException {
+            int orderNo = Integer.parseInt(new String(body, StandardCharsets.UTF_8));
             records.incrementAndGet();
             distinct.add(messageId);
             try (Connection tx = pool.getConnection()) {
@@ -255,16 +241,74 @@ class OutboxChaosOnKafkaTest {
                         effect.setInt(1, orderNo);
                         effect.executeUpdate();
                     }
-                    assertThat(store.complete(claim, Duration.ofDays(1), null)).isTrue();
+                    if (!store.complete(claim, Duration.ofDays(1), null)) {
+                        throw new IllegalStateException("complete refused for " + messageId);
+                    }
                     tx.commit();
                     applied.add(orderNo);
-                    firstApplied.computeIfAbsent(record.key(), k -> new ArrayList<>()).add(orderNo);
+                    firstApplied.computeIfAbsent(key, k -> new ArrayList<>()).add(orderNo);
                 } else {
                     tx.rollback();
                     duplicates.incrementAndGet();
                 }
             }
         }
+    }
+
+    /** Consumes {@code topic} on a thread of its own, committing offsets after each poll, until closed. */
+    private static AutoCloseable kafkaFeed(String topic, InboxConsumer inbox) {
+        AtomicBoolean running = new AtomicBoolean(true);
+        Thread thread = new Thread(() -> {
+            try (KafkaConsumer<String, byte[]> consumer = OutboxTestSupport.consumer(unique("inbox"))) {
+                consumer.subscribe(List.of(topic));
+                while (running.get()) {
+                    for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofMillis(100))) {
+                        inbox.apply(header(record, "message-id"), record.key(), record.value());
+                    }
+                    consumer.commitSync();
+                }
+            } catch (Throwable e) {
+                inbox.failure.set(e);
+            }
+        }, "kafka-inbox-consumer");
+        thread.start();
+        return () -> {
+            running.set(false);
+            thread.join(30_000);
+        };
+    }
+
+    /**
+     * Declares a topic exchange that routes every key to one queue and consumes it with manual acks, until closed;
+     * the client calls back one delivery at a time, so each key's order is the queue's.
+     */
+    private static AutoCloseable rabbitFeed(String exchange, InboxConsumer inbox) throws Exception {
+        com.rabbitmq.client.Connection connection = OutboxTestSupport.rabbitFactory().newConnection("outbox-chaos");
+        Channel channel = connection.createChannel();
+        String queue = exchange + "_queue";
+        channel.exchangeDeclare(exchange, "topic", false, false, null);
+        channel.queueDeclare(queue, false, false, false, null);
+        channel.queueBind(queue, exchange, "#");
+        channel.basicQos(100);
+        channel.basicConsume(queue, false, (tag, delivery) -> {
+            try {
+                inbox.apply(delivery.getProperties().getMessageId(), delivery.getEnvelope().getRoutingKey(),
+                        delivery.getBody());
+                channel.basicAck(delivery.getEnvelope().getDeliveryTag(), false);
+            } catch (Throwable e) {
+                inbox.failure.compareAndSet(null, e);
+            }
+        }, tag -> {});
+        return () -> {
+            if (!connection.isOpen()) {
+                return;             // closed already: the run closes the feed before its try-with-resources does
+            }
+            Channel cleanup = connection.createChannel();
+            channel.close();
+            cleanup.queueDelete(queue);
+            cleanup.exchangeDelete(exchange);
+            connection.close();
+        };
     }
 
     private static ConsumerProcess start(List<ConsumerProcess> all, Path dir, Path log, List<String> arguments,

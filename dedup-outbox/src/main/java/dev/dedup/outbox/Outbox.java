@@ -39,16 +39,20 @@ public final class Outbox {
     static final String CRON_SCHEDULE = "* * * * *";
     static final int PURGE_BATCH = 5_000;
     static final int PURGE_MAX_BATCHES = 100;
+    /** The advisory lock that serialises schema creation per table, across processes. */
+    private static final String SCHEMA_LOCK = "dedup-outbox-schema:";
 
     private final DataSource dataSource;
     private final OutboxTable table;
     private final Duration retention;
+    private final boolean notifyRelays;
     private final String appendSql;
 
-    private Outbox(DataSource dataSource, OutboxTable table, Duration retention) {
+    private Outbox(DataSource dataSource, OutboxTable table, Duration retention, boolean notifyRelays) {
         this.dataSource = dataSource;
         this.table = table;
         this.retention = retention;
+        this.notifyRelays = notifyRelays;
         this.appendSql = table.append();
     }
 
@@ -142,19 +146,45 @@ public final class Outbox {
     public OutboxSchemaReport createSchema(DataSource cronDatabase) {
         try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement()) {
             connection.setAutoCommit(true);
-            statement.execute(table.createTable());
-            statement.execute(table.createUnpublishedIndex());
-            statement.execute(table.createPublishedIndex());
-            statement.execute(table.createPurgeProcedure());
-            String command = table.callPurge(retention.toSeconds(), PURGE_BATCH, PURGE_MAX_BATCHES);
-            String jobName = jobName(connection);
-            Optional<String> problem = PgCron.schedule(connection, cronDatabase, jobName, CRON_SCHEDULE, command);
-            problem.ifPresent(reason -> log.warn("outbox table {} has no pg_cron purge job: {}. Schedule"
-                    + " Outbox.purgePublished(batchSize) yourself, or run: {}", table.name, reason, command));
-            return new OutboxSchemaReport(table.name.display(), problem.isEmpty(), jobName, command, problem);
+            // Replicas that start together all create the schema; PostgreSQL refuses concurrent CREATE OR REPLACE
+            // PROCEDURE ("tuple concurrently updated"), so they take turns. A session lock, freed with the connection.
+            try (PreparedStatement lock = connection.prepareStatement("SELECT pg_advisory_lock(hashtext(?))")) {
+                lock.setString(1, SCHEMA_LOCK + table.name.display());
+                lock.execute();
+            }
+            try {
+                return createLocked(connection, statement, cronDatabase);
+            } finally {
+                try (PreparedStatement unlock = connection.prepareStatement(
+                        "SELECT pg_advisory_unlock(hashtext(?))")) {
+                    unlock.setString(1, SCHEMA_LOCK + table.name.display());
+                    unlock.execute();
+                }
+            }
         } catch (SQLException e) {
             throw failure("createSchema", e);
         }
+    }
+
+    private OutboxSchemaReport createLocked(Connection connection, Statement statement, DataSource cronDatabase)
+            throws SQLException {
+        statement.execute(table.createTable());
+        statement.execute(table.createUnpublishedIndex());
+        statement.execute(table.createPublishedIndex());
+        statement.execute(table.createPurgeProcedure());
+        statement.execute(table.dropNotifyTrigger());
+        if (notifyRelays) {
+            statement.execute(table.createNotifyFunction());
+            statement.execute(table.createNotifyTrigger());
+        } else {
+            statement.execute(table.dropNotifyFunction());
+        }
+        String command = table.callPurge(retention.toSeconds(), PURGE_BATCH, PURGE_MAX_BATCHES);
+        String jobName = jobName(connection);
+        Optional<String> problem = PgCron.schedule(connection, cronDatabase, jobName, CRON_SCHEDULE, command);
+        problem.ifPresent(reason -> log.warn("outbox table {} has no pg_cron purge job: {}. Schedule"
+                + " Outbox.purgePublished(batchSize) yourself, or run: {}", table.name, reason, command));
+        return new OutboxSchemaReport(table.name.display(), problem.isEmpty(), jobName, command, problem);
     }
 
     /**
@@ -169,6 +199,7 @@ public final class Outbox {
             PgCron.unschedule(connection, cronDatabase, jobName(connection));
             statement.execute(table.dropPurgeProcedure());
             statement.execute(table.dropTable());
+            statement.execute(table.dropNotifyFunction());
         } catch (SQLException e) {
             throw failure("dropSchema", e);
         }
@@ -225,6 +256,11 @@ public final class Outbox {
         return retention;
     }
 
+    /** {@return whether committed appends wake the relays (LISTEN/NOTIFY), see {@link Builder#notifyRelays}} */
+    public boolean notifiesRelays() {
+        return notifyRelays;
+    }
+
     DataSource dataSource() {
         return dataSource;
     }
@@ -259,6 +295,7 @@ public final class Outbox {
         private final DataSource dataSource;
         private String table = "outbox";
         private Duration retention = Duration.ofDays(1);
+        private boolean notifyRelays;
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -292,13 +329,28 @@ public final class Outbox {
         }
 
         /**
+         * Whether a commit with appends wakes the relays at once ({@code LISTEN/NOTIFY}), so an event's latency is
+         * not bound by the poll interval. {@link Outbox#createSchema()} installs (or, when off, removes) a
+         * statement-level trigger that notifies; each relay then holds one connection of the pool to listen on.
+         * The cost: PostgreSQL serialises the commits of notifying transactions on one lock, which can limit append
+         * throughput under many concurrent writers; off by default.
+         *
+         * @param notifyRelays true to wake relays on commit; default false
+         * @return this builder
+         */
+        public Builder notifyRelays(boolean notifyRelays) {
+            this.notifyRelays = notifyRelays;
+            return this;
+        }
+
+        /**
          * Builds the outbox; it does not touch the database (call {@link Outbox#createSchema()} once at deployment).
          *
          * @return the outbox
          * @throws dev.dedup.DedupConfigurationException when the table name is not a plain identifier
          */
         public Outbox build() {
-            return new Outbox(dataSource, new OutboxTable(PostgresTableName.parse(table)), retention);
+            return new Outbox(dataSource, new OutboxTable(PostgresTableName.parse(table)), retention, notifyRelays);
         }
     }
 }

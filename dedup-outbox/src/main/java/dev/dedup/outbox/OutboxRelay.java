@@ -85,8 +85,9 @@ public final class OutboxRelay implements AutoCloseable {
     }
 
     /**
-     * Starts relaying on a thread of its own, until {@link #close()}. An empty poll waits the poll interval; a full
-     * batch polls again at once; a failure is logged and waits twice as long as the previous one, up to the maximum
+     * Starts relaying on a thread of its own, until {@link #close()}. An empty poll waits the poll interval (or
+     * until a commit notifies, when the outbox {@linkplain Outbox#notifiesRelays() notifies relays}); a full batch
+     * polls again at once; a failure is logged and waits twice as long as the previous one, up to the maximum
      * back-off.
      *
      * @throws IllegalStateException when the relay was started before
@@ -126,21 +127,29 @@ public final class OutboxRelay implements AutoCloseable {
     }
 
     private void loop() {
+        try (Wakeups wakeups = new Wakeups(dataSource, outbox.notifiesRelays() ? outbox.statements().channel()
+                : null)) {
+            relayUntilClosed(wakeups);
+        }
+    }
+
+    private void relayUntilClosed(Wakeups wakeups) {
         Duration backoff = Duration.ZERO;
         while (running) {
-            Duration pause;
+            boolean waited;
             try {
                 int relayed = relayOnce();
                 backoff = Duration.ZERO;
-                pause = relayed == batchSize ? Duration.ZERO : pollInterval;
+                // Idle: wait for the poll interval, or less when a commit notifies.
+                waited = relayed == batchSize || wakeups.await(pollInterval);
             } catch (RuntimeException e) {
                 backoff = backoff.isZero() ? pollInterval : min(backoff.multipliedBy(2), maxBackoff);
-                pause = backoff;
                 // The message names the table and the failure, never a connection's credentials.
                 log.warn("outbox relay for {}: {}; retrying in {} ms", outbox.table(), e.toString(),
-                        pause.toMillis());
+                        backoff.toMillis());
+                waited = sleep(backoff);     // not cut short by notifications: the failure must have time to pass
             }
-            if (!pause.isZero() && !sleep(pause)) {
+            if (!waited) {
                 return;
             }
         }

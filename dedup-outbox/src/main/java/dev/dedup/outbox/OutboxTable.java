@@ -74,6 +74,33 @@ final class OutboxTable {
         return "DROP PROCEDURE IF EXISTS " + name.derived("_purge") + "(interval, integer, integer)";
     }
 
+    /**
+     * The channel relays LISTEN on: derived from the name by hash, since a channel is at most 63 bytes and a
+     * schema-qualified name can be longer; a collision only wakes another outbox's relays for nothing.
+     */
+    String channel() {
+        return "dedup_outbox_" + Integer.toHexString(name.display().hashCode());
+    }
+
+    /** Notifies the channel once per inserting statement; PostgreSQL delivers it at commit, never on rollback. */
+    String createNotifyFunction() {
+        return "CREATE OR REPLACE FUNCTION " + name.derived("_notify") + "() RETURNS trigger LANGUAGE plpgsql AS"
+                + " $notify$ BEGIN PERFORM pg_notify('" + channel() + "', ''); RETURN NULL; END $notify$";
+    }
+
+    String dropNotifyTrigger() {
+        return "DROP TRIGGER IF EXISTS " + name.derivedUnqualified("_notify") + " ON " + table;
+    }
+
+    String createNotifyTrigger() {
+        return "CREATE TRIGGER " + name.derivedUnqualified("_notify") + " AFTER INSERT ON " + table
+                + " FOR EACH STATEMENT EXECUTE FUNCTION " + name.derived("_notify") + "()";
+    }
+
+    String dropNotifyFunction() {
+        return "DROP FUNCTION IF EXISTS " + name.derived("_notify") + "()";
+    }
+
     String dropTable() {
         return "DROP TABLE IF EXISTS " + table;
     }

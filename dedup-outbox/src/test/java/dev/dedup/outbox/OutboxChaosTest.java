@@ -82,8 +82,9 @@ class OutboxChaosTest {
             Service service = new Service(pool, outbox, destination, prefix);
             InboxConsumer consumer = new InboxConsumer(pool, inbox, prefix);
             List<ConsumerProcess> all = new ArrayList<>();
-            try (AutoCloseable feed = broker == Broker.KAFKA ? kafkaFeed(destination, consumer)
-                    : rabbitFeed(destination, consumer)) {
+            AutoCloseable feed = broker == Broker.KAFKA ? kafkaFeed(destination, consumer)
+                    : rabbitFeed(destination, consumer);
+            try {
                 Thread writer = new Thread(service, "service");
                 writer.start();
                 List<ConsumerProcess> live = new ArrayList<>();
@@ -147,6 +148,7 @@ class OutboxChaosTest {
                 }
                 consumer.firstApplied.forEach((key, orders) -> assertThat(orders).as("key " + key).isSorted());
             } finally {
+                feed.close();
                 for (ConsumerProcess relay : all) {
                     if (relay.isAlive()) {
                         relay.kill();
@@ -301,7 +303,7 @@ class OutboxChaosTest {
         }, tag -> {});
         return () -> {
             if (!connection.isOpen()) {
-                return;             // closed already: the run closes the feed before its try-with-resources does
+                return;             // closed already: the run closes the feed before its finally block does
             }
             Channel cleanup = connection.createChannel();
             channel.close();

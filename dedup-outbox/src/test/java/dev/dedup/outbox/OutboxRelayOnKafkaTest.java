@@ -171,6 +171,46 @@ class OutboxRelayOnKafkaTest {
         assertThat(OutboxTestSupport.readAll(topic, 1, Duration.ofSeconds(1))).hasSize(1);
     }
 
+    @Test
+    @DisplayName("LISTEN/NOTIFY: a commit wakes an idle relay at once, not after its 30 s poll interval")
+    void notifyWakesAnIdleRelay() throws Exception {
+        String table = unique("outbox");
+        Outbox notifying = Outbox.builder(pool).table(table).notifyRelays(true).build();
+        notifying.createSchema();
+        String topic = OutboxTestSupport.createTopic("outbox-notify", 1);
+        try (OutboxRelay relay = OutboxRelay.builder(notifying, publisher).pollInterval(Duration.ofSeconds(30))
+                .build()) {
+            relay.start();
+            Thread.sleep(1_000);        // its first poll found nothing: it waits
+            long started = System.nanoTime();
+            appendOne(notifying, topic);
+            while (notifying.pendingCount() > 0 && System.nanoTime() - started < TimeUnit.SECONDS.toNanos(10)) {
+                Thread.sleep(5);
+            }
+            long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+            System.out.printf("LISTEN/NOTIFY: commit to published in %d ms (poll interval 30 s)%n", millis);
+            assertThat(notifying.pendingCount()).isZero();
+            assertThat(millis).isLessThan(2_000);
+
+            // The control: the same relay, the trigger removed (notifyRelays off): the event waits for the poll.
+            Outbox.builder(pool).table(table).notifyRelays(false).build().createSchema();
+            Thread.sleep(200);
+            appendOne(notifying, topic);
+            Thread.sleep(2_000);
+            assertThat(notifying.pendingCount()).as("without the notification").isEqualTo(1);
+        } finally {
+            notifying.dropSchema(null);
+        }
+    }
+
+    private void appendOne(Outbox target, String topic) throws Exception {
+        try (Connection tx = pool.getConnection()) {
+            tx.setAutoCommit(false);
+            target.append(tx, topic, "k", utf8("e"), Map.of());
+            tx.commit();
+        }
+    }
+
     private static boolean tryRelay(OutboxRelay relay) {
         try {
             return relay.relayOnce() == 1;

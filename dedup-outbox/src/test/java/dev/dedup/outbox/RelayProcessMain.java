@@ -6,6 +6,7 @@ import dev.dedup.outbox.kafka.KafkaOutboxPublisher;
 import dev.dedup.outbox.rabbitmq.RabbitOutboxPublisher;
 import dev.dedup.rabbitmq.ConfirmedPublisher;
 import dev.dedup.tck.chaos.ChaosBoard;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
@@ -54,7 +55,7 @@ public final class RelayProcessMain {
         }
 
         @Override
-        public void close() throws Exception {
+        public void close() throws IOException {
             connection.close();
         }
     }

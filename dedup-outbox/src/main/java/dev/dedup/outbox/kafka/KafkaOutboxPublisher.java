@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -115,14 +116,23 @@ public final class KafkaOutboxPublisher implements OutboxPublisher, AutoCloseabl
         long deadline = System.nanoTime() + timeout.toNanos();
         Throwable firstFailure = sendFailure;
         String failedId = sendFailure == null ? null : events.get(acks.size()).messageId();
+        // An event acknowledged after an earlier one of its key failed is not reported as confirmed: marked, it
+        // would leave the earlier one to be published after it. It goes again, after the earlier one, as a duplicate.
+        Set<String> failedKeys = new HashSet<>();
         for (int i = 0; i < acks.size(); i++) {
+            OutboxEvent event = events.get(i);
             try {
                 acks.get(i).get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-                confirmed.add(events.get(i).messageId());
+                if (event.key() == null || !failedKeys.contains(event.key())) {
+                    confirmed.add(event.messageId());
+                }
             } catch (ExecutionException | TimeoutException e) {
+                if (event.key() != null) {
+                    failedKeys.add(event.key());
+                }
                 if (firstFailure == null || failedId == null) {
                     firstFailure = e instanceof ExecutionException ? e.getCause() : e;
-                    failedId = events.get(i).messageId();
+                    failedId = event.messageId();
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -133,7 +143,8 @@ public final class KafkaOutboxPublisher implements OutboxPublisher, AutoCloseabl
         }
         if (confirmed.size() < events.size()) {
             throw new OutboxPublishException("Kafka did not acknowledge " + (events.size() - confirmed.size())
-                    + " of " + events.size() + " events; first unacknowledged message-id " + failedId + ": "
+                    + " of " + events.size() + " events (or acknowledged them after an earlier event of their key"
+                    + " failed); first unacknowledged message-id " + failedId + ": "
                     + firstFailure, confirmed, firstFailure);
         }
     }

@@ -103,15 +103,10 @@ public final class PostgresDedupStore extends AbstractDedupStore {
      */
     public DedupStore inTransaction(Connection transaction) {
         Objects.requireNonNull(transaction, "transaction");
-        boolean autoCommit;
         try {
-            autoCommit = transaction.getAutoCommit();
+            PostgresTransactions.requireOpen(transaction, "inTransaction", "the claim");
         } catch (SQLException e) {
             throw errors.translate("inTransaction", e);
-        }
-        if (autoCommit) {
-            throw new IllegalArgumentException("inTransaction needs a connection with auto-commit off"
-                    + " (setAutoCommit(false)), so that the claim commits or rolls back with your writes");
         }
         return new PostgresDedupStore(new CallerTransaction(transaction, errors), table, errors, transactionSql,
                 transactionSql, namespace(), timeout, () -> {});

@@ -96,7 +96,7 @@ final class PostgresSchema {
         String database = single(connection, "SELECT current_database()");
         String jobName = jobName(database, table);
         String command = table.callPurge(PURGE_BATCH, PURGE_MAX_BATCHES);
-        Optional<String> problem = scheduleCron(connection, cronDatabase, database, jobName, command);
+        Optional<String> problem = PgCron.schedule(connection, cronDatabase, jobName, CRON_SCHEDULE, command);
         problem.ifPresent(reason -> log.warn("dedup table {} has no pg_cron purge job: {}. Schedule"
                 + " PostgresDedupStore.purgeExpired(batchSize) yourself, or run: {}", table.display(), reason, command));
         commitIfNeeded(connection);
@@ -109,75 +109,12 @@ final class PostgresSchema {
 
     /** Unschedules the purge job where pg_cron is reachable, then drops the procedure and the table. */
     static void drop(Connection connection, PostgresTable table, DataSource cronDatabase) throws SQLException {
-        String jobName = jobName(single(connection, "SELECT current_database()"), table);
-        if (hasPgCron(connection)) {
-            unschedule(connection, jobName);
-        } else if (cronDatabase != null) {
-            try (Connection cron = cronDatabase.getConnection()) {
-                unschedule(cron, jobName);
-                commitIfNeeded(cron);
-            }
-        }
+        PgCron.unschedule(connection, cronDatabase, jobName(single(connection, "SELECT current_database()"), table));
         try (Statement statement = connection.createStatement()) {
             statement.execute(table.dropPurgeProcedure());
             statement.execute(table.dropTable());
         }
         commitIfNeeded(connection);
-    }
-
-    private static void unschedule(Connection connection, String jobName) throws SQLException {
-        // cron.unschedule fails on an unknown name: look first, so dropping twice is harmless.
-        try (PreparedStatement unschedule = connection.prepareStatement(
-                "SELECT cron.unschedule(jobid) FROM cron.job WHERE jobname = ?")) {
-            unschedule.setString(1, jobName);
-            unschedule.execute();
-        }
-    }
-
-    /** Schedules the job, or says why it cannot; re-running updates the job of the same name. */
-    private static Optional<String> scheduleCron(Connection connection, DataSource cronDatabase, String database,
-            String jobName, String command) throws SQLException {
-        if (hasPgCron(connection)) {
-            try (PreparedStatement schedule = connection.prepareStatement("SELECT cron.schedule(?, ?, ?)")) {
-                schedule.setString(1, jobName);
-                schedule.setString(2, CRON_SCHEDULE);
-                schedule.setString(3, command);
-                schedule.execute();
-            }
-            return Optional.empty();
-        }
-        String cronDatabaseName = single(connection, "SELECT current_setting('cron.database_name', true)");
-        if (cronDatabaseName == null || cronDatabaseName.isEmpty()) {
-            return Optional.of("pg_cron is not loaded on this server (add pg_cron to shared_preload_libraries,"
-                    + " restart, and CREATE EXTENSION pg_cron)");
-        }
-        if (cronDatabaseName.equals(database)) {
-            return Optional.of("pg_cron is loaded but its extension is not created: run CREATE EXTENSION pg_cron in"
-                    + " database " + database);
-        }
-        if (cronDatabase == null) {
-            return Optional.of("pg_cron lives in database " + cronDatabaseName + ", not " + database
-                    + "; pass a DataSource for " + cronDatabaseName + " to createSchema(cronDatabase)");
-        }
-        try (Connection cron = cronDatabase.getConnection()) {
-            if (!hasPgCron(cron)) {
-                return Optional.of("the cron DataSource does not reach a database with the pg_cron extension"
-                        + " (expected database " + cronDatabaseName + ")");
-            }
-            try (PreparedStatement schedule = cron.prepareStatement("SELECT cron.schedule_in_database(?, ?, ?, ?)")) {
-                schedule.setString(1, jobName);
-                schedule.setString(2, CRON_SCHEDULE);
-                schedule.setString(3, command);
-                schedule.setString(4, database);
-                schedule.execute();
-            }
-            commitIfNeeded(cron);
-        }
-        return Optional.empty();
-    }
-
-    private static boolean hasPgCron(Connection connection) throws SQLException {
-        return single(connection, "SELECT extname FROM pg_extension WHERE extname = 'pg_cron'") != null;
     }
 
     /**

@@ -1,0 +1,356 @@
+package dev.dedup.outbox;
+
+import dev.dedup.DedupStoreException;
+import dev.dedup.store.postgres.PgCron;
+import dev.dedup.store.postgres.PostgresTableName;
+import dev.dedup.store.postgres.PostgresTransactions;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.UUID;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The transactional outbox on a PostgreSQL table: {@link #append} writes an event with one {@code INSERT} on the
+ * caller's connection, inside the caller's business transaction, so the event exists exactly when the business
+ * change commits. An {@link OutboxRelay} publishes committed events; a pg_cron job (or {@link #purgePublished})
+ * deletes them once published and older than the retention.
+ *
+ * <pre>{@code
+ * Outbox outbox = Outbox.builder(dataSource).table("outbox").build();
+ * outbox.createSchema();   // once, at deployment: table, indexes, purge procedure and its pg_cron job
+ * }</pre>
+ *
+ * <p>Thread-safe; holds no connection of its own between calls.
+ */
+public final class Outbox {
+    private static final Logger log = LoggerFactory.getLogger(Outbox.class);
+
+    /** Once a minute: the finest schedule pg_cron 1.4 offers. */
+    static final String CRON_SCHEDULE = "* * * * *";
+    static final int PURGE_BATCH = 5_000;
+    static final int PURGE_MAX_BATCHES = 100;
+    /** The advisory lock that serialises schema creation per table, across processes. */
+    private static final String SCHEMA_LOCK = "dedup-outbox-schema:";
+
+    private final DataSource dataSource;
+    private final OutboxTable table;
+    private final Duration retention;
+    private final boolean notifyRelays;
+    private final String appendSql;
+
+    private Outbox(DataSource dataSource, OutboxTable table, Duration retention, boolean notifyRelays) {
+        this.dataSource = dataSource;
+        this.table = table;
+        this.retention = retention;
+        this.notifyRelays = notifyRelays;
+        this.appendSql = table.append();
+    }
+
+    /**
+     * Starts an outbox on the application's {@link DataSource}, which the relay, the schema and the metrics use.
+     *
+     * @param dataSource where connections come from; the outbox never closes it
+     * @return a builder for table {@code outbox} and a retention of 1 day
+     */
+    public static Builder builder(DataSource dataSource) {
+        return new Builder(dataSource);
+    }
+
+    /**
+     * Appends an event inside the caller's open transaction. Nothing is committed here: the event is visible to
+     * the relay once the caller commits, and gone if the caller rolls back.
+     *
+     * @param transaction the caller's connection, auto-commit off, inside the business transaction
+     * @param destination where the event goes: a Kafka topic, a RabbitMQ exchange ({@code ""} for the default one)
+     * @param key the ordering key (Kafka record key, RabbitMQ routing key), or null; events with the same key are
+     *     published in append order
+     * @param payload the message body
+     * @param headers further headers (names not blank, not {@code message-id}); may be empty
+     * @return the event's message id, a UUID, which it keeps through every republish
+     * @throws IllegalArgumentException when {@code transaction} is in auto-commit mode, or an argument is invalid
+     * @throws DedupStoreException when the insert fails; the caller's transaction is then aborted
+     */
+    public String append(Connection transaction, String destination, String key, byte[] payload,
+            Map<String, String> headers) {
+        Objects.requireNonNull(destination, "destination");
+        Objects.requireNonNull(payload, "payload");
+        Objects.requireNonNull(headers, "headers");
+        String[] names = checkedHeaderNames(headers);
+        String[] values = new String[names.length];
+        for (int i = 0; i < names.length; i++) {
+            String name = names[i];
+            values[i] = Objects.requireNonNull(headers.get(name), () -> "headers: value of " + quote(name));
+        }
+        String messageId = UUID.randomUUID().toString();
+        try {
+            PostgresTransactions.requireOpen(transaction, "Outbox.append", "the event");
+            try (PreparedStatement insert = transaction.prepareStatement(appendSql)) {
+                insert.setString(1, messageId);
+                insert.setString(2, destination);
+                insert.setString(3, key);
+                insert.setBytes(4, payload);
+                insert.setArray(5, transaction.createArrayOf("text", names));
+                insert.setArray(6, transaction.createArrayOf("text", values));
+                insert.executeUpdate();
+            }
+        } catch (SQLException e) {
+            throw failure("append", e);
+        }
+        return messageId;
+    }
+
+    private static String[] checkedHeaderNames(Map<String, String> headers) {
+        for (String name : headers.keySet()) {
+            if (name == null || name.isBlank()) {
+                throw new IllegalArgumentException("header names must not be blank, but was " + quote(name));
+            }
+            if (name.equalsIgnoreCase(OutboxEvent.MESSAGE_ID_HEADER)) {
+                throw new IllegalArgumentException("header " + quote(name) + " is set by the outbox (the event's"
+                        + " stable id); leave it out");
+            }
+        }
+        return new TreeMap<>(headers).keySet().toArray(String[]::new);
+    }
+
+    private static String quote(String value) {
+        return value == null ? "null" : "'" + value + "'";
+    }
+
+    /**
+     * Creates the table, its indexes, the purge procedure and, where pg_cron allows, a job that runs the purge every
+     * minute with this outbox's retention. Idempotent.
+     *
+     * @return what was set up: whether the purge job is scheduled, and if not, why and what to schedule instead
+     */
+    public OutboxSchemaReport createSchema() {
+        return createSchema(null);
+    }
+
+    /**
+     * As {@link #createSchema()}, scheduling the job through {@code cronDatabase} (a DataSource for the database
+     * named by {@code cron.database_name}) when pg_cron lives in another database than the table.
+     *
+     * @param cronDatabase connections to the database where pg_cron is installed, or null to use the table's
+     * @return what was set up
+     */
+    public OutboxSchemaReport createSchema(DataSource cronDatabase) {
+        try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement()) {
+            connection.setAutoCommit(true);
+            // Replicas that start together all create the schema; PostgreSQL refuses concurrent CREATE OR REPLACE
+            // PROCEDURE ("tuple concurrently updated"), so they take turns. A session lock, freed with the connection.
+            try (PreparedStatement lock = connection.prepareStatement("SELECT pg_advisory_lock(hashtext(?))")) {
+                lock.setString(1, SCHEMA_LOCK + table.name.display());
+                lock.execute();
+            }
+            try {
+                return createLocked(connection, statement, cronDatabase);
+            } finally {
+                try (PreparedStatement unlock = connection.prepareStatement(
+                        "SELECT pg_advisory_unlock(hashtext(?))")) {
+                    unlock.setString(1, SCHEMA_LOCK + table.name.display());
+                    unlock.execute();
+                }
+            }
+        } catch (SQLException e) {
+            throw failure("createSchema", e);
+        }
+    }
+
+    private OutboxSchemaReport createLocked(Connection connection, Statement statement, DataSource cronDatabase)
+            throws SQLException {
+        statement.execute(table.createTable());
+        statement.execute(table.createUnpublishedIndex());
+        statement.execute(table.createPublishedIndex());
+        statement.execute(table.createPurgeProcedure());
+        statement.execute(table.dropNotifyTrigger());
+        if (notifyRelays) {
+            statement.execute(table.createNotifyFunction());
+            statement.execute(table.createNotifyTrigger());
+        } else {
+            statement.execute(table.dropNotifyFunction());
+        }
+        String command = table.callPurge(retention.toSeconds(), PURGE_BATCH, PURGE_MAX_BATCHES);
+        String jobName = jobName(connection);
+        Optional<String> problem = PgCron.schedule(connection, cronDatabase, jobName, CRON_SCHEDULE, command);
+        problem.ifPresent(reason -> log.warn("outbox table {} has no pg_cron purge job: {}. Schedule"
+                + " Outbox.purgePublished(batchSize) yourself, or run: {}", table.name, reason, command));
+        return new OutboxSchemaReport(table.name.display(), problem.isEmpty(), jobName, command, problem);
+    }
+
+    /**
+     * Removes what {@link #createSchema()} made: the purge job (where pg_cron is reachable), the procedure and the
+     * table, with any events still in it. Idempotent.
+     *
+     * @param cronDatabase connections to the database where pg_cron is installed, or null to use the table's
+     */
+    public void dropSchema(DataSource cronDatabase) {
+        try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement()) {
+            connection.setAutoCommit(true);
+            PgCron.unschedule(connection, cronDatabase, jobName(connection));
+            statement.execute(table.dropPurgeProcedure());
+            statement.execute(table.dropTable());
+            statement.execute(table.dropNotifyFunction());
+        } catch (SQLException e) {
+            throw failure("dropSchema", e);
+        }
+    }
+
+    private String jobName(Connection connection) throws SQLException {
+        try (Statement statement = connection.createStatement();
+                ResultSet row = statement.executeQuery("SELECT current_database()")) {
+            row.next();
+            return "dedup-outbox-purge:" + row.getString(1) + "." + table.name.display();
+        }
+    }
+
+    /**
+     * Deletes one batch of events published longer ago than the retention, oldest first; for applications without
+     * pg_cron, to be called on a schedule until it returns less than {@code batchSize}.
+     *
+     * @param batchSize the most rows to delete, from 1 to 100,000
+     * @return how many rows were deleted
+     */
+    public int purgePublished(int batchSize) {
+        if (batchSize < 1 || batchSize > 100_000) {
+            throw new IllegalArgumentException("batchSize must be from 1 to 100000, but was " + batchSize);
+        }
+        try (Connection connection = dataSource.getConnection();
+                PreparedStatement delete = connection.prepareStatement(table.purgeBatch("?::interval", "?"))) {
+            connection.setAutoCommit(true);
+            delete.setString(1, retention.toSeconds() + " seconds");
+            delete.setInt(2, batchSize);
+            return delete.executeUpdate();
+        } catch (SQLException e) {
+            throw failure("purgePublished", e);
+        }
+    }
+
+    /** {@return how many events are waiting to be published} */
+    public long pendingCount() {
+        return query("pendingCount", table.pending());
+    }
+
+    /** {@return how long the oldest unpublished event has waited, by the database's clock; empty when none waits} */
+    public Optional<Duration> oldestUnpublishedAge() {
+        long millis = query("oldestUnpublishedAge", table.oldestUnpublishedMillis());
+        return millis < 0 ? Optional.empty() : Optional.of(Duration.ofMillis(millis));
+    }
+
+    /** {@return the table's name, as given} */
+    public String table() {
+        return table.name.display();
+    }
+
+    /** {@return the retention of published events} */
+    public Duration retention() {
+        return retention;
+    }
+
+    /** {@return whether committed appends wake the relays (LISTEN/NOTIFY), see {@link Builder#notifyRelays}} */
+    public boolean notifiesRelays() {
+        return notifyRelays;
+    }
+
+    DataSource dataSource() {
+        return dataSource;
+    }
+
+    OutboxTable statements() {
+        return table;
+    }
+
+    /** A single bigint, or -1 when the query returns no row or null. */
+    private long query(String operation, String sql) {
+        try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement();
+                ResultSet row = statement.executeQuery(sql)) {
+            if (!row.next()) {
+                return -1;
+            }
+            long value = row.getLong(1);
+            return row.wasNull() ? -1 : value;
+        } catch (SQLException e) {
+            throw failure(operation, e);
+        }
+    }
+
+    DedupStoreException failure(String operation, SQLException e) {
+        // SQLState class 08 is a broken connection: worth retrying. Driver messages name no password.
+        boolean retryable = e.getSQLState() != null && e.getSQLState().startsWith("08");
+        return new DedupStoreException("outbox " + table.name.display() + " " + operation + " failed: "
+                + e.getClass().getSimpleName() + " [" + e.getSQLState() + "] " + e.getMessage(), e, retryable);
+    }
+
+    /** Builds an {@link Outbox}. */
+    public static final class Builder {
+        private final DataSource dataSource;
+        private String table = "outbox";
+        private Duration retention = Duration.ofDays(1);
+        private boolean notifyRelays;
+
+        private Builder(DataSource dataSource) {
+            this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+        }
+
+        /**
+         * The table's name.
+         *
+         * @param table {@code name} or {@code schema.name}: letters, digits and underscores; default {@code outbox}
+         * @return this builder
+         */
+        public Builder table(String table) {
+            this.table = table;
+            return this;
+        }
+
+        /**
+         * How long published events are kept before the purge deletes them (for inspection and replays).
+         *
+         * @param retention from 1 minute to 365 days, whole seconds; default 1 day
+         * @return this builder
+         */
+        public Builder retention(Duration retention) {
+            Objects.requireNonNull(retention, "retention");
+            if (retention.compareTo(Duration.ofMinutes(1)) < 0 || retention.compareTo(Duration.ofDays(365)) > 0) {
+                throw new IllegalArgumentException("retention must be from 1 minute to 365 days, but was "
+                        + retention);
+            }
+            this.retention = retention;
+            return this;
+        }
+
+        /**
+         * Whether a commit with appends wakes the relays at once ({@code LISTEN/NOTIFY}), so an event's latency is
+         * not bound by the poll interval. {@link Outbox#createSchema()} installs (or, when off, removes) a
+         * statement-level trigger that notifies; each relay then holds one connection of the pool to listen on.
+         * The cost: PostgreSQL serialises the commits of notifying transactions on one lock, which can limit append
+         * throughput under many concurrent writers; off by default.
+         *
+         * @param notifyRelays true to wake relays on commit; default false
+         * @return this builder
+         */
+        public Builder notifyRelays(boolean notifyRelays) {
+            this.notifyRelays = notifyRelays;
+            return this;
+        }
+
+        /**
+         * Builds the outbox; it does not touch the database (call {@link Outbox#createSchema()} once at deployment).
+         *
+         * @return the outbox
+         * @throws dev.dedup.DedupConfigurationException when the table name is not a plain identifier
+         */
+        public Outbox build() {
+            return new Outbox(dataSource, new OutboxTable(PostgresTableName.parse(table)), retention, notifyRelays);
+        }
+    }
+}

@@ -1,0 +1,86 @@
+package dev.dedup.outbox;
+
+import static dev.dedup.outbox.OutboxTestSupport.unique;
+import static dev.dedup.outbox.OutboxTestSupport.utf8;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.GetResponse;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.dedup.outbox.rabbitmq.RabbitOutboxPublisher;
+import dev.dedup.rabbitmq.ConfirmedPublisher;
+import dev.dedup.rabbitmq.PublishException;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/** The relay publishing to the real RabbitMQ broker with publisher confirms. */
+class OutboxRelayOnRabbitMqTest {
+    private static HikariDataSource pool;
+
+    @BeforeAll
+    static void connect() {
+        pool = OutboxTestSupport.pool(4);
+    }
+
+    @AfterAll
+    static void disconnect() {
+        pool.close();
+    }
+
+    @Test
+    @DisplayName("unroutable: nothing marked, the error names it; once a queue is bound, published once in order")
+    void failureLeavesEventsForLaterThenPublishesInOrder() throws Exception {
+        Outbox outbox = Outbox.builder(pool).table(unique("outbox")).build();
+        outbox.createSchema();
+        String exchange = unique("outbox-exchange");
+        String queue = unique("outbox-queue");
+        try (com.rabbitmq.client.Connection rabbit = OutboxTestSupport.rabbitFactory().newConnection("outbox-test");
+                ConfirmedPublisher confirmed = ConfirmedPublisher.open(rabbit, Duration.ofSeconds(10))) {
+            Channel channel = rabbit.createChannel();
+            channel.exchangeDeclare(exchange, "direct", false, true, null);
+            List<String> ids = new ArrayList<>();
+            try (Connection tx = pool.getConnection()) {
+                tx.setAutoCommit(false);
+                for (int i = 0; i < 5; i++) {
+                    ids.add(outbox.append(tx, exchange, "orders", utf8("e" + i), Map.of("seq", Integer.toString(i))));
+                }
+                tx.commit();
+            }
+            OutboxRelay relay = OutboxRelay.builder(outbox, new RabbitOutboxPublisher(confirmed)).build();
+
+            // No queue bound: the broker returns the first message, so nothing is confirmed and nothing marked.
+            assertThatThrownBy(relay::relayOnce).isInstanceOf(OutboxPublishException.class)
+                    .hasMessageContaining("did not confirm 5 of 5").hasCauseInstanceOf(PublishException.class)
+                    .satisfies(e -> assertThat(((OutboxPublishException) e).confirmed()).isEmpty());
+            assertThat(outbox.pendingCount()).isEqualTo(5);
+            assertThat(relay.publishErrors()).isEqualTo(1);
+
+            channel.queueDeclare(queue, true, false, true, null);
+            channel.queueBind(queue, exchange, "orders");
+            assertThat(relay.relayOnce()).isEqualTo(5);
+            assertThat(outbox.pendingCount()).isZero();
+            for (int i = 0; i < 5; i++) {
+                GetResponse message = channel.basicGet(queue, true);
+                assertThat(message).as("message " + i).isNotNull();
+                assertThat(message.getProps().getMessageId()).isEqualTo(ids.get(i));
+                assertThat(message.getProps().getDeliveryMode()).isEqualTo(2);
+                assertThat(message.getProps().getHeaders().get("seq")).hasToString(Integer.toString(i));
+                assertThat(new String(message.getBody(), StandardCharsets.UTF_8)).isEqualTo("e" + i);
+            }
+            assertThat(channel.basicGet(queue, true)).as("each event once").isNull();
+            channel.queueDelete(queue);
+            channel.exchangeDelete(exchange);
+        } finally {
+            outbox.dropSchema(null);
+        }
+    }
+}

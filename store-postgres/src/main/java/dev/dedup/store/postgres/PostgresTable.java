@@ -178,7 +178,9 @@ final class PostgresTable {
      * Only the keys the insert met are read again, once ({@code found}), and only the expired ones among them are
      * locked; every read is a {@code key = ANY(array)} probe of the primary key. A join with the input instead let
      * the planner scan the whole table once it outgrew its statistics; an array of unknown length keeps the
-     * estimate at a few rows whatever the table's size.
+     * estimate at a few rows whatever the table's size. Each read is also gated on having keys to read (a one-time
+     * filter), so a batch of fresh keys reads nothing even under a generic plan made while the table was tiny,
+     * which may scan instead of probing until the next ANALYZE replans it.
      * Parameters: namespace, lease in ms, keys[], owners[].
      */
     String claimAll() {
@@ -190,16 +192,19 @@ final class PostgresTable {
                 + " FROM input, p ORDER BY input.key"
                 + " ON CONFLICT (namespace, key) DO NOTHING"
                 + " RETURNING key, owner, state, expires_at, result, fingerprint),\n"
+                + "taken AS (SELECT ARRAY(SELECT key FROM input WHERE key NOT IN (SELECT key FROM ins)) AS keys),\n"
                 + "found AS (SELECT t.key, t.owner, t.state, t.expires_at, t.result, t.fingerprint FROM " + qualified
-                + " AS t WHERE t.namespace = (SELECT namespace FROM p)"
-                + " AND t.key = ANY (ARRAY(SELECT key FROM input WHERE key NOT IN (SELECT key FROM ins)))),\n"
-                + "expired AS (SELECT t.key FROM " + qualified + " AS t WHERE t.namespace = (SELECT namespace FROM p)"
+                + " AS t WHERE cardinality((SELECT keys FROM taken)) > 0 AND t.namespace = (SELECT namespace FROM p)"
+                + " AND t.key = ANY ((SELECT keys FROM taken)::text[])),\n"
+                + "expired AS (SELECT t.key FROM " + qualified + " AS t"
+                + " WHERE EXISTS (SELECT 1 FROM found WHERE expires_at <= statement_timestamp())"
+                + " AND t.namespace = (SELECT namespace FROM p)"
                 + " AND t.key = ANY (ARRAY(SELECT key FROM found WHERE expires_at <= statement_timestamp()))"
                 + " AND t.expires_at <= statement_timestamp() ORDER BY t.key FOR UPDATE OF t),\n"
                 + "takeover AS (UPDATE " + qualified + " AS t SET owner = input.owner, state = 'IN_PROGRESS',"
                 + " expires_at = (SELECT expires_at FROM p), result = NULL, created_at = statement_timestamp(),"
                 + " completed_at = NULL, fingerprint = NULL"
-                + " FROM input WHERE t.namespace = (SELECT namespace FROM p)"
+                + " FROM input WHERE EXISTS (SELECT 1 FROM expired) AND t.namespace = (SELECT namespace FROM p)"
                 + " AND t.key = ANY (ARRAY(SELECT key FROM expired)) AND t.key = input.key"
                 + " RETURNING t.key, t.owner, t.state, t.expires_at, t.result, t.fingerprint)\n"
                 + "SELECT key, owner, state, expires_at, result, fingerprint FROM ins\n"

@@ -50,7 +50,7 @@ final class RedisClaimBatch {
                 group.forEach(key -> connectionOf.put(key, commands));
                 sent.put(group, group.size() == 1
                         ? store.sendClaim(commands, group.get(0), ownerByKey.get(group.get(0)), lease)
-                        : store.sendClaimAll(commands, group, group.stream().map(ownerByKey::get).toList(), lease));
+                        : sendAll(commands, group, false));
             } catch (DedupException e) {
                 firstFailure = firstFailure == null ? e : firstFailure; // never sent: not held
             }
@@ -59,7 +59,7 @@ final class RedisClaimBatch {
             List<String> group = entry.getKey();
             Replies replies;
             try {
-                replies = receive(group, entry.getValue());
+                replies = receive(group, connectionOf.get(group.get(0)), entry.getValue());
             } catch (DedupException e) {
                 firstFailure = firstFailure == null ? e : firstFailure;
                 if (!(e instanceof DedupStoreException failure) || failure.isRetryable()) {
@@ -113,8 +113,14 @@ final class RedisClaimBatch {
      */
     private record Replies(List<List<Object>> each, boolean lostReply) {}
 
+    private RedisFuture<List<Object>> sendAll(RedisClusterAsyncCommands<String, byte[]> commands, List<String> group,
+            boolean withSource) {
+        return store.sendClaimAll(commands, group, group.stream().map(ownerByKey::get).toList(), lease, withSource);
+    }
+
     @SuppressWarnings("unchecked")
-    private Replies receive(List<String> group, RedisFuture<List<Object>> reply) {
+    private Replies receive(List<String> group, RedisClusterAsyncCommands<String, byte[]> commands,
+            RedisFuture<List<Object>> reply) {
         try {
             List<Object> replies = store.calls().await(reply, deadline);
             return new Replies(group.size() == 1 ? List.of(replies)
@@ -123,7 +129,9 @@ final class RedisClaimBatch {
             Throwable cause = e.getCause();
             boolean lostReply = RedisCalls.isConnectionLoss(cause);
             if (cause instanceof RedisNoScriptException) {
-                return new Replies(null, false);
+                // Not run: the node has not cached the batch script yet. Send it once in full, which caches it.
+                return group.size() == 1 ? new Replies(null, false)
+                        : receive(group, commands, sendAll(commands, group, true));
             }
             if (lostReply || group.size() > 1) {
                 // A script stopped by one key's error (a value of another type) has set the keys before it: claim

@@ -136,7 +136,7 @@ public final class RedisDedupStore extends AbstractDedupStore {
      * The reply holds one {@link #claimResult} reply per key, in order.
      */
     RedisFuture<List<Object>> sendClaimAll(RedisClusterAsyncCommands<String, byte[]> commands, List<String> keys,
-            List<String> owners, Duration lease) {
+            List<String> owners, Duration lease, boolean withSource) {
         String[] redisKeys = new String[keys.size()];
         byte[][] arguments = new byte[keys.size() + 1][];
         arguments[0] = millis(lease);
@@ -144,7 +144,7 @@ public final class RedisDedupStore extends AbstractDedupStore {
             redisKeys[i] = redisKey(keys.get(i));
             arguments[i + 1] = ascii(owners.get(i));
         }
-        return calls.send(commands, RedisScripts.CLAIM_ALL, ScriptOutputType.MULTI, redisKeys, arguments, false);
+        return calls.send(commands, RedisScripts.CLAIM_ALL, ScriptOutputType.MULTI, redisKeys, arguments, withSource);
     }
 
     /** Whether keys must be grouped by slot before they share a script: on a Cluster, each slot may live elsewhere. */

@@ -45,6 +45,9 @@ public class BaselineBenchmark {
         raw = fixture.openBaseline(namespace);
         System.out.println("\n[bench] raw baseline on: " + fixture.description() + "; namespace " + namespace);
         requireWritten(raw.insertIfAbsent(Trials.DUPLICATE_KEY), Trials.DUPLICATE_KEY);
+        if (raw.insertAllIfAbsent(Trials.DUPLICATE_BATCH) != Trials.DUPLICATE_BATCH.size()) {
+            throw new IllegalStateException("the duplicate batch was not written whole in the set-up");
+        }
     }
 
     @TearDown(Level.Trial)
@@ -90,6 +93,16 @@ public class BaselineBenchmark {
     @OperationsPerInvocation(100)
     public void claimAll100(FreshKeys keys, Blackhole blackhole) {
         insertAll(keys.next(100), blackhole);
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(100)
+    public void claimAll100Duplicates(Blackhole blackhole) {
+        int written = raw.insertAllIfAbsent(Trials.DUPLICATE_BATCH);
+        if (written != 0) {
+            throw new IllegalStateException(written + " live keys of the duplicate batch were written again");
+        }
+        blackhole.consume(written);
     }
 
     private void insertAll(List<String> keys, Blackhole blackhole) {

@@ -50,6 +50,10 @@ public class StoreBenchmark {
         dedup = fixture.openStore(namespace);
         System.out.println("\n[bench] store under test: " + fixture.description() + "; namespace " + namespace);
         requireClaim(dedup.claim(Trials.DUPLICATE_KEY, Durations.DUPLICATE_LEASE), Trials.DUPLICATE_KEY);
+        List<ClaimResult> batch = dedup.claimAll(Trials.DUPLICATE_BATCH, Durations.DUPLICATE_LEASE);
+        for (int i = 0; i < batch.size(); i++) {
+            requireClaim(batch.get(i), Trials.DUPLICATE_BATCH.get(i));
+        }
     }
 
     @TearDown(Level.Trial)
@@ -100,6 +104,19 @@ public class StoreBenchmark {
     @OperationsPerInvocation(100)
     public void claimAll100(FreshKeys keys, Blackhole blackhole) {
         claimAll(keys.next(100), blackhole);
+    }
+
+    /** A redelivered batch while its records are live: the same 100 keys, again and again, from every thread. */
+    @Benchmark
+    @OperationsPerInvocation(100)
+    public void claimAll100Duplicates(Blackhole blackhole) {
+        List<ClaimResult> results = dedup.claimAll(Trials.DUPLICATE_BATCH, Durations.LEASE);
+        for (ClaimResult result : results) {
+            if (!(result instanceof Duplicate)) {
+                throw new IllegalStateException("a live key of the duplicate batch was claimed again: " + result);
+            }
+        }
+        blackhole.consume(results);
     }
 
     private void claimAll(List<String> keys, Blackhole blackhole) {

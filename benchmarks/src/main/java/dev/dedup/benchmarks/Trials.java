@@ -1,12 +1,18 @@
 package dev.dedup.benchmarks;
 
 import java.util.HexFormat;
+import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.stream.IntStream;
 
 /** What every trial shares: its own namespace, and the key the duplicate benchmarks claim again and again. */
 final class Trials {
     /** Claimed once in each trial's set-up with a long lease; fresh keys start with "t", so never collide with it. */
     static final String DUPLICATE_KEY = "duplicate";
+
+    /** The batch the duplicate claimAll benchmarks claim again and again, claimed once in each trial's set-up. */
+    static final List<String> DUPLICATE_BATCH = IntStream.range(0, 100).mapToObj(i -> DUPLICATE_KEY + "-" + i)
+            .toList();
 
     private Trials() {}
 

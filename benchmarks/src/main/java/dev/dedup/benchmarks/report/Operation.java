@@ -6,7 +6,8 @@ public enum Operation {
     CLAIM_LIVE_DUPLICATE("claimLiveDuplicate", "claim, live duplicate", "ops/s"),
     CLAIM_AND_COMPLETE("claimAndComplete", "claim + complete", "ops/s"),
     CLAIM_ALL_10("claimAll10", "claimAll, 10 keys", "keys/s"),
-    CLAIM_ALL_100("claimAll100", "claimAll, 100 keys", "keys/s");
+    CLAIM_ALL_100("claimAll100", "claimAll, 100 keys", "keys/s"),
+    CLAIM_ALL_100_DUPLICATES("claimAll100Duplicates", "claimAll, 100 live duplicates", "keys/s");
 
     private final String method;
     private final String label;

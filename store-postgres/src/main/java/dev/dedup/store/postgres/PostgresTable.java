@@ -140,10 +140,12 @@ final class PostgresTable {
 
     /**
      * The claim in one statement. Insert when absent (a live duplicate costs no write: DO NOTHING takes no lock);
-     * otherwise take the row over when it has expired; otherwise read the live row. It returns one row: ours
-     * (claimed) or the holder's (duplicate). It returns none when a concurrent transaction committed the row after
-     * this statement's snapshot was taken; the caller then runs it again.
-     * A take-over replaces the fingerprint. Parameters: namespace, key, owner, lease in ms, fingerprint (or null).
+     * otherwise read the row once ({@code found}), and take it over when that read shows it expired; otherwise it
+     * is the live row. It returns one row: ours (claimed) or the holder's (duplicate). It returns none when a
+     * concurrent transaction committed the row after this statement's snapshot was taken; the caller then runs it
+     * again. The take-over runs only after that read found the row expired, so a live duplicate costs one read and
+     * no take-over probe. A take-over replaces the fingerprint.
+     * Parameters: namespace, key, owner, lease in ms, fingerprint (or null).
      */
     String claim() {
         return "WITH p AS (SELECT ?::text AS namespace, ?::text AS key, ?::text AS owner,"
@@ -154,25 +156,32 @@ final class PostgresTable {
                 + " SELECT namespace, key, owner, 'IN_PROGRESS', expires_at, statement_timestamp(), fingerprint FROM p"
                 + " ON CONFLICT (namespace, key) DO NOTHING"
                 + " RETURNING owner, state, expires_at, result, fingerprint),\n"
+                + "found AS (SELECT t.owner, t.state, t.expires_at, t.result, t.fingerprint FROM " + qualified
+                + " AS t, p WHERE t.namespace = p.namespace AND t.key = p.key AND NOT EXISTS (SELECT 1 FROM ins)),\n"
                 + "takeover AS (UPDATE " + qualified + " AS t SET owner = p.owner, state = 'IN_PROGRESS',"
                 + " expires_at = p.expires_at, result = NULL, created_at = statement_timestamp(), completed_at = NULL,"
                 + " fingerprint = p.fingerprint"
                 + " FROM p WHERE t.namespace = p.namespace AND t.key = p.key"
-                + " AND t.expires_at <= statement_timestamp() AND NOT EXISTS (SELECT 1 FROM ins)"
+                + " AND t.expires_at <= statement_timestamp()"
+                + " AND EXISTS (SELECT 1 FROM found WHERE found.expires_at <= statement_timestamp())"
                 + " RETURNING t.owner, t.state, t.expires_at, t.result, t.fingerprint)\n"
                 + "SELECT owner, state, expires_at, result, fingerprint FROM ins\n"
                 + "UNION ALL SELECT owner, state, expires_at, result, fingerprint FROM takeover\n"
-                + "UNION ALL SELECT t.owner, t.state, t.expires_at, t.result, t.fingerprint FROM " + qualified
-                + " AS t, p"
-                + " WHERE t.namespace = p.namespace AND t.key = p.key AND t.expires_at > statement_timestamp()"
-                + " AND NOT EXISTS (SELECT 1 FROM ins) AND NOT EXISTS (SELECT 1 FROM takeover)";
+                + "UNION ALL SELECT owner, state, expires_at, result, fingerprint FROM found"
+                + " WHERE expires_at > statement_timestamp()";
     }
 
     /**
      * The batch claim in one statement: the same three steps for an array of distinct keys and owners. Inserts go
      * in key order and take-overs lock in key order, so two batches with overlapping keys cannot deadlock. A batch
      * stores no fingerprint (a take-over clears it) but returns the live rows' fingerprints.
-     * Parameters: namespace, keys[], owners[], lease in ms.
+     * Only the keys the insert met are read again, once ({@code found}), and only the expired ones among them are
+     * locked; every read is a {@code key = ANY(array)} probe of the primary key. A join with the input instead let
+     * the planner scan the whole table once it outgrew its statistics; an array of unknown length keeps the
+     * estimate at a few rows whatever the table's size. Each read is also gated on having keys to read (a one-time
+     * filter), so a batch of fresh keys reads nothing even under a generic plan made while the table was tiny,
+     * which may scan instead of probing until the next ANALYZE replans it.
+     * Parameters: namespace, lease in ms, keys[], owners[].
      */
     String claimAll() {
         return "WITH p AS (SELECT ?::text AS namespace,"
@@ -183,23 +192,25 @@ final class PostgresTable {
                 + " FROM input, p ORDER BY input.key"
                 + " ON CONFLICT (namespace, key) DO NOTHING"
                 + " RETURNING key, owner, state, expires_at, result, fingerprint),\n"
-                + "expired AS (SELECT t.key FROM " + qualified + " AS t, p"
-                + " WHERE t.namespace = p.namespace AND t.key IN (SELECT key FROM input)"
-                + " AND t.key NOT IN (SELECT key FROM ins) AND t.expires_at <= statement_timestamp()"
-                + " ORDER BY t.key FOR UPDATE OF t),\n"
+                + "taken AS (SELECT ARRAY(SELECT key FROM input WHERE key NOT IN (SELECT key FROM ins)) AS keys),\n"
+                + "found AS (SELECT t.key, t.owner, t.state, t.expires_at, t.result, t.fingerprint FROM " + qualified
+                + " AS t WHERE cardinality((SELECT keys FROM taken)) > 0 AND t.namespace = (SELECT namespace FROM p)"
+                + " AND t.key = ANY ((SELECT keys FROM taken)::text[])),\n"
+                + "expired AS (SELECT t.key FROM " + qualified + " AS t"
+                + " WHERE EXISTS (SELECT 1 FROM found WHERE expires_at <= statement_timestamp())"
+                + " AND t.namespace = (SELECT namespace FROM p)"
+                + " AND t.key = ANY (ARRAY(SELECT key FROM found WHERE expires_at <= statement_timestamp()))"
+                + " AND t.expires_at <= statement_timestamp() ORDER BY t.key FOR UPDATE OF t),\n"
                 + "takeover AS (UPDATE " + qualified + " AS t SET owner = input.owner, state = 'IN_PROGRESS',"
-                + " expires_at = p.expires_at, result = NULL, created_at = statement_timestamp(), completed_at = NULL,"
-                + " fingerprint = NULL"
-                + " FROM input, p WHERE t.namespace = p.namespace AND t.key = input.key"
-                + " AND t.key IN (SELECT key FROM expired)"
+                + " expires_at = (SELECT expires_at FROM p), result = NULL, created_at = statement_timestamp(),"
+                + " completed_at = NULL, fingerprint = NULL"
+                + " FROM input WHERE EXISTS (SELECT 1 FROM expired) AND t.namespace = (SELECT namespace FROM p)"
+                + " AND t.key = ANY (ARRAY(SELECT key FROM expired)) AND t.key = input.key"
                 + " RETURNING t.key, t.owner, t.state, t.expires_at, t.result, t.fingerprint)\n"
                 + "SELECT key, owner, state, expires_at, result, fingerprint FROM ins\n"
                 + "UNION ALL SELECT key, owner, state, expires_at, result, fingerprint FROM takeover\n"
-                + "UNION ALL SELECT t.key, t.owner, t.state, t.expires_at, t.result, t.fingerprint FROM " + qualified
-                + " AS t, p"
-                + " WHERE t.namespace = p.namespace AND t.key IN (SELECT key FROM input)"
-                + " AND t.key NOT IN (SELECT key FROM ins) AND t.key NOT IN (SELECT key FROM expired)"
-                + " AND t.expires_at > statement_timestamp()";
+                + "UNION ALL SELECT key, owner, state, expires_at, result, fingerprint FROM found"
+                + " WHERE expires_at > statement_timestamp()";
     }
 
     /**

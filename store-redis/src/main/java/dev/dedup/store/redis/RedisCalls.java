@@ -74,7 +74,12 @@ final class RedisCalls {
     /** Sends one attempt without waiting: by hash, or in full once the server answered NOSCRIPT. */
     <T> RedisFuture<T> send(RedisClusterAsyncCommands<String, byte[]> commands, RedisScripts.Script script,
             ScriptOutputType type, String key, byte[][] arguments, boolean withSource) {
-        String[] keys = {key};
+        return send(commands, script, type, new String[] {key}, arguments, withSource);
+    }
+
+    /** As the one-key send, for a script on several keys (of one slot, on a Cluster). */
+    <T> RedisFuture<T> send(RedisClusterAsyncCommands<String, byte[]> commands, RedisScripts.Script script,
+            ScriptOutputType type, String[] keys, byte[][] arguments, boolean withSource) {
         return withSource ? commands.eval(script.source(), type, keys, arguments)
                 : commands.evalsha(script.sha(), type, keys, arguments);
     }

@@ -6,6 +6,7 @@ import dev.dedup.DedupException;
 import dev.dedup.DedupStoreException;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,9 +17,10 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
 
 /**
- * One {@code claimAll}: every claim goes out before any reply is read (Lettuce pipelines them, one round trip per
- * node), a claim whose reply was lost is resent on its own, and a batch that cannot finish gives back the keys it
- * won, so a failed batch does not leave them held for a whole lease.
+ * One {@code claimAll}: one script claims a whole group of keys (the batch on a standalone server, a slot's keys on a
+ * Cluster), every group goes out before any reply is read (Lettuce pipelines them, one round trip per node), a group
+ * whose reply was lost is claimed again key by key, and a batch that cannot finish gives back the keys it won, so a
+ * failed batch does not leave them held for a whole lease.
  */
 final class RedisClaimBatch {
     private static final int KEYS_SHOWN = 20;
@@ -38,27 +40,45 @@ final class RedisClaimBatch {
     /** One result per distinct key, in first-seen order. */
     Map<String, ClaimResult> run() {
         Map<String, RedisClusterAsyncCommands<String, byte[]>> connectionOf = new LinkedHashMap<>();
-        Map<String, RedisFuture<List<Object>>> sent = new LinkedHashMap<>();
+        Map<List<String>, RedisFuture<List<Object>>> sent = new LinkedHashMap<>();
         Map<String, ClaimResult> results = new LinkedHashMap<>();
         List<String> unknown = new ArrayList<>();
         DedupException firstFailure = null;
-        for (Map.Entry<String, String> entry : ownerByKey.entrySet()) {
+        for (List<String> group : groups()) {
             try {
-                RedisClusterAsyncCommands<String, byte[]> commands = store.claimConnection(entry.getKey());
-                connectionOf.put(entry.getKey(), commands);
-                sent.put(entry.getKey(), store.sendClaim(commands, entry.getKey(), entry.getValue(), lease));
+                RedisClusterAsyncCommands<String, byte[]> commands = store.claimConnection(group.get(0));
+                group.forEach(key -> connectionOf.put(key, commands));
+                sent.put(group, group.size() == 1
+                        ? store.sendClaim(commands, group.get(0), ownerByKey.get(group.get(0)), lease)
+                        : sendAll(commands, group, false));
             } catch (DedupException e) {
                 firstFailure = firstFailure == null ? e : firstFailure; // never sent: not held
             }
         }
-        for (Map.Entry<String, RedisFuture<List<Object>>> entry : sent.entrySet()) {
-            String key = entry.getKey();
+        for (Map.Entry<List<String>, RedisFuture<List<Object>>> entry : sent.entrySet()) {
+            List<String> group = entry.getKey();
+            Replies replies;
             try {
-                results.put(key, receive(key, connectionOf.get(key), entry.getValue()));
+                replies = receive(group, connectionOf.get(group.get(0)), entry.getValue());
             } catch (DedupException e) {
                 firstFailure = firstFailure == null ? e : firstFailure;
                 if (!(e instanceof DedupStoreException failure) || failure.isRetryable()) {
-                    unknown.add(key); // it may have run: the key may be held until its lease ends
+                    unknown.addAll(group); // it may have run: the keys may be held until their lease ends
+                }
+                continue;
+            }
+            for (int i = 0; i < group.size(); i++) {
+                String key = group.get(i);
+                try {
+                    results.put(key, replies.each() != null
+                            ? store.claimResult(key, ownerByKey.get(key), replies.each().get(i))
+                            : store.claimOn(connectionOf.get(key), key, ownerByKey.get(key), lease, null, deadline,
+                                    replies.lostReply()));
+                } catch (DedupException e) {
+                    firstFailure = firstFailure == null ? e : firstFailure;
+                    if (!(e instanceof DedupStoreException failure) || failure.isRetryable()) {
+                        unknown.add(key);
+                    }
                 }
             }
         }
@@ -71,18 +91,54 @@ final class RedisClaimBatch {
         return results;
     }
 
-    private ClaimResult receive(String key, RedisClusterAsyncCommands<String, byte[]> commands,
+    /**
+     * The keys in script-sized groups: all of them on a standalone server; on a Cluster, one group per slot, since
+     * a script's keys must share one (keys of one namespace do with {@code hashTagNamespace}).
+     */
+    private List<List<String>> groups() {
+        if (!store.cluster()) {
+            return List.of(List.copyOf(ownerByKey.keySet()));
+        }
+        Map<Integer, List<String>> bySlot = new LinkedHashMap<>();
+        for (String key : ownerByKey.keySet()) {
+            bySlot.computeIfAbsent(SlotHash.getSlot(store.redisKey(key)), slot -> new ArrayList<>()).add(key);
+        }
+        return List.copyOf(bySlot.values());
+    }
+
+    /**
+     * A group's replies, one per key; or none ({@code each} null) when the script did not run (NOSCRIPT) or may have
+     * run in part or whole ({@code lostReply}: its reply was lost, or it stopped at an error): then each key is
+     * claimed again on its own, and the claim script recognises a record its own owner left.
+     */
+    private record Replies(List<List<Object>> each, boolean lostReply) {}
+
+    private RedisFuture<List<Object>> sendAll(RedisClusterAsyncCommands<String, byte[]> commands, List<String> group,
+            boolean withSource) {
+        return store.sendClaimAll(commands, group, group.stream().map(ownerByKey::get).toList(), lease, withSource);
+    }
+
+    @SuppressWarnings("unchecked")
+    private Replies receive(List<String> group, RedisClusterAsyncCommands<String, byte[]> commands,
             RedisFuture<List<Object>> reply) {
         try {
-            return store.claimResult(key, ownerByKey.get(key), store.calls().await(reply, deadline));
+            List<Object> replies = store.calls().await(reply, deadline);
+            return new Replies(group.size() == 1 ? List.of(replies)
+                    : replies.stream().map(one -> (List<Object>) one).toList(), false);
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             boolean lostReply = RedisCalls.isConnectionLoss(cause);
-            if (!lostReply && !(cause instanceof RedisNoScriptException)) {
-                throw RedisErrors.translate("claimAll", cause);
+            if (cause instanceof RedisNoScriptException) {
+                // Not run: the node has not cached the batch script yet. Send it once in full, which caches it.
+                return group.size() == 1 ? new Replies(null, false)
+                        : receive(group, commands, sendAll(commands, group, true));
             }
-            // NOSCRIPT (not run) or a lost reply (maybe run): claim this key again on its own.
-            return store.claimOn(commands, key, ownerByKey.get(key), lease, null, deadline, lostReply);
+            if (lostReply || group.size() > 1) {
+                // A script stopped by one key's error (a value of another type) has set the keys before it: claim
+                // each on its own, so that key fails alone and the others are recognised as this batch's.
+                return new Replies(null, true);
+            }
+            throw RedisErrors.translate("claimAll", cause);
         } catch (TimeoutException e) {
             throw RedisErrors.translate("claimAll", e);
         }

@@ -133,6 +133,27 @@ public final class RedisDedupStore extends AbstractDedupStore {
     }
 
     /**
+     * Sends the claims of several keys as one script without waiting for it; on a Cluster they must share a slot.
+     * The reply holds one {@link #claimResult} reply per key, in order.
+     */
+    RedisFuture<List<Object>> sendClaimAll(RedisClusterAsyncCommands<String, byte[]> commands, List<String> keys,
+            List<String> owners, Duration lease, boolean withSource) {
+        String[] redisKeys = new String[keys.size()];
+        byte[][] arguments = new byte[keys.size() + 1][];
+        arguments[0] = millis(lease);
+        for (int i = 0; i < keys.size(); i++) {
+            redisKeys[i] = redisKey(keys.get(i));
+            arguments[i + 1] = ascii(owners.get(i));
+        }
+        return calls.send(commands, RedisScripts.CLAIM_ALL, ScriptOutputType.MULTI, redisKeys, arguments, withSource);
+    }
+
+    /** Whether keys must be grouped by slot before they share a script: on a Cluster, each slot may live elsewhere. */
+    boolean cluster() {
+        return topology.cluster();
+    }
+
+    /**
      * Claims one key, resending after a lost reply; {@code resend} when an earlier attempt may have run. A batch
      * passes a null {@code fingerprint}.
      */

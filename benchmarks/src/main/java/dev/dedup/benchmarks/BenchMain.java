@@ -26,6 +26,8 @@ import org.openjdk.jmh.runner.RunnerException;
  *
  * <p>After the store groups comes the Kafka adapter's run ({@link KafkaGroup}), when Redis or PostgreSQL is among the
  * stores; it needs the harness's Kafka broker, and stops the runner at once, before any group, when none answers.
+ * Last, when PostgreSQL is among the stores, the transactional outbox's run ({@link OutboxGroup}) on PostgreSQL and
+ * the same broker; {@code --no-kafka} skips it too, {@code --kafka-only} keeps it.
  */
 public final class BenchMain {
     private BenchMain() {}
@@ -72,6 +74,7 @@ public final class BenchMain {
             groups.addAll(BenchGroup.plan(profile, arguments.stores()));
         }
         arguments.kafkaGroup().ifPresent(groups::add);
+        arguments.outboxGroup().ifPresent(groups::add);
         int total = groups.stream().mapToInt(JmhRun::benchmarks).sum();
         long started = System.nanoTime();
         System.out.println("[bench] profile " + profile.describe());
@@ -133,8 +136,8 @@ public final class BenchMain {
                   --threads 1,4           only these thread counts
                   --plan                  print the groups and the time estimate, run nothing
                   --no-kafka              skip the Kafka adapter's run (it follows the store groups
-                                          when postgres or redis is among the stores)
-                  --kafka-only            only the Kafka adapter's run
+                                          when postgres or redis is among the stores) and the outbox's
+                  --kafka-only            only the Kafka adapter's run and the outbox's (with postgres)
                 Server URLs come from the environment (DEDUP_TEST_POSTGRES_URL, DEDUP_TEST_REDIS_URL,
                 DEDUP_TEST_REDIS_CLUSTER_URL, DEDUP_TEST_KAFKA_BOOTSTRAP, default 127.0.0.1:19092):
                 scripts/bench.sh sets them from scripts/test-servers.sh.""";
@@ -142,6 +145,12 @@ public final class BenchMain {
         /** The Kafka adapter's run, unless skipped or no store it uses is selected. */
         Optional<KafkaGroup> kafkaGroup() {
             return kafka == Kafka.SKIP ? Optional.empty() : KafkaGroup.plan(stores);
+        }
+
+        /** The outbox's run (PostgreSQL and Kafka), unless Kafka is skipped or PostgreSQL is not selected. */
+        Optional<OutboxGroup> outboxGroup() {
+            return kafka == Kafka.SKIP || !stores.contains(BenchStore.POSTGRES) ? Optional.empty()
+                    : Optional.of(new OutboxGroup());
         }
 
         static Arguments parse(String[] args) {

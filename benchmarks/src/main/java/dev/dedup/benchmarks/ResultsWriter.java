@@ -3,9 +3,10 @@ package dev.dedup.benchmarks;
 import dev.dedup.benchmarks.fixture.BenchStore;
 import dev.dedup.benchmarks.report.KafkaMeasurement;
 import dev.dedup.benchmarks.report.KafkaReport;
-import dev.dedup.benchmarks.report.MarkdownReport;
 import dev.dedup.benchmarks.report.Machine;
+import dev.dedup.benchmarks.report.MarkdownReport;
 import dev.dedup.benchmarks.report.Measurement;
+import dev.dedup.benchmarks.report.OutboxReport;
 import dev.dedup.benchmarks.report.ReportContext;
 import dev.dedup.benchmarks.report.Row;
 import dev.dedup.benchmarks.report.SvgChart;
@@ -24,7 +25,7 @@ import org.openjdk.jmh.results.format.ResultFormatType;
 
 /**
  * Writes a run's three files: results.json with JMH's own JSON writer, then results.md (the stores, then the Kafka
- * adapter's section) and results.svg (the stores).
+ * adapter's and the outbox's sections) and results.svg (the stores).
  */
 final class ResultsWriter {
     private ResultsWriter() {}
@@ -37,8 +38,10 @@ final class ResultsWriter {
             ResultFormatFactory.getInstance(ResultFormatType.JSON, json).writeOut(results);
         }
 
-        List<Measurement> measurements = results.stream().filter(result -> !KafkaMeasurement.isKafka(result))
+        List<Measurement> measurements = results.stream()
+                .filter(result -> !KafkaMeasurement.isKafka(result) && !OutboxReport.isOutbox(result))
                 .map(Measurement::of).toList();
+        List<RunResult> outbox = results.stream().filter(OutboxReport::isOutbox).toList();
         List<KafkaMeasurement> kafka = results.stream().filter(KafkaMeasurement::isKafka)
                 .map(KafkaMeasurement::of).toList();
         List<String> storeOrder = stores.stream().map(BenchStore::param).toList();
@@ -48,7 +51,8 @@ final class ResultsWriter {
                         + ", " + profile.name() + " profile",
                 profile.describe(), Machine.describe(), notes(stores, failure), profile == Profile.QUICK);
         Files.writeString(directory.resolve("results.md"), MarkdownReport.render(rows, context)
-                + KafkaReport.render(kafka, profile == Profile.QUICK));
+                + KafkaReport.render(kafka, profile == Profile.QUICK)
+                + OutboxReport.render(outbox, profile == Profile.QUICK));
         Files.writeString(directory.resolve("results.svg"), SvgChart.render(rows, context));
     }
 

@@ -68,4 +68,13 @@ class BenchGroupTest {
         assertThat(BenchMain.Arguments.parse(new String[] {"--kafka-only"}).kafka())
                 .isEqualTo(BenchMain.Kafka.ONLY);
     }
+
+    @Test
+    void outboxRunsWithPostgresAndKafkaOnly() {
+        assertThat(BenchMain.Arguments.parse(new String[] {"--quick"}).outboxGroup()).isPresent();
+        assertThat(BenchMain.Arguments.parse(new String[] {"--kafka-only"}).outboxGroup()).isPresent();
+        assertThat(BenchMain.Arguments.parse(new String[] {"--quick", "--no-kafka"}).outboxGroup()).isEmpty();
+        assertThat(BenchMain.Arguments.parse(new String[] {"--stores", "redis"}).outboxGroup()).isEmpty();
+        assertThat(new OutboxGroup().options(Profile.QUICK).getThreads().get()).isEqualTo(1);
+    }
 }

@@ -8,6 +8,7 @@ import dev.dedup.DedupException;
 public abstract class IdempotentCallException extends DedupException {
     private static final long serialVersionUID = 1L;
 
+    /** The stored key, with its scope. */
     private final String key;
 
     IdempotentCallException(String key, String message) {

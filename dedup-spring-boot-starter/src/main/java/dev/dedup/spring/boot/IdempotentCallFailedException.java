@@ -9,6 +9,7 @@ import java.util.Optional;
 public final class IdempotentCallFailedException extends IdempotentCallException {
     private static final long serialVersionUID = 1L;
 
+    /** The stored description of the first failure, or null. */
     private final String error;
 
     IdempotentCallFailedException(String key, Optional<String> error) {

@@ -10,6 +10,7 @@ import java.time.Instant;
 public final class IdempotentCallInProgressException extends IdempotentCallException {
     private static final long serialVersionUID = 1L;
 
+    /** When the running call's lease ends. */
     private final Instant leaseExpiresAt;
 
     IdempotentCallInProgressException(String key, Instant leaseExpiresAt) {

@@ -2,6 +2,7 @@ package dev.dedup.spring.boot;
 
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -45,6 +46,28 @@ public class Billing {
     @Idempotent(key = "#order.id()", fingerprint = "#order.cents()")
     public Receipt charge(Order order) {
         return new Receipt(order.id(), order.cents(), run(order.id()));
+    }
+
+    /**
+     * Calls {@code billing.slowCharge(id, millis)} on another thread and returns once that call holds the key and
+     * runs; a first call that failed instead shows its cause here.
+     */
+    static CompletableFuture<Receipt> startSlowCharge(Billing billing, String id, long millis)
+            throws InterruptedException {
+        CompletableFuture<Receipt> first = CompletableFuture.supplyAsync(() -> {
+            try {
+                return billing.slowCharge(id, millis);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        while (billing.runs(id) == 0 && !first.isDone()) {
+            Thread.sleep(5);
+        }
+        if (first.isDone()) {
+            first.join();
+        }
+        return first;
     }
 
     @Idempotent(key = "#id", lease = "2s")

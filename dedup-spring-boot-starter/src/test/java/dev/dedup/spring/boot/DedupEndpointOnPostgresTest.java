@@ -77,16 +77,7 @@ class DedupEndpointOnPostgresTest {
     @Test
     void aRunningKeyShowsADigestOfItsOwnerAndForgettingItLetsTheNextCallRun() throws Exception {
         String id = id();
-        CompletableFuture<Receipt> first = CompletableFuture.supplyAsync(() -> {
-            try {
-                return billing.slowCharge(id, 1500);
-            } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        });
-        while (billing.runs(id) == 0 && !first.isDone()) {
-            Thread.sleep(5);
-        }
+        CompletableFuture<Receipt> first = Billing.startSlowCharge(billing, id, 1500);
         String path = "/actuator/dedup/Billing.slowCharge:" + id;
 
         JsonNode view = JSON.readTree(http.get(path).body());

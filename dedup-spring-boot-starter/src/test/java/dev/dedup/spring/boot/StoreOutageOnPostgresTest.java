@@ -1,14 +1,20 @@
 package dev.dedup.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.dedup.DedupStoreException;
 import java.net.http.HttpResponse;
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
-/** The store down: protected requests are answered 503 (fail closed), counted, and served again once it is back. */
+/**
+ * The store down: protected requests are answered 503 (fail closed), counted, and served again once it is back; an
+ * {@link Idempotent} method throws the store's error without running, and runs once when the store is back.
+ */
 @SpringBootTest(classes = TestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = "dedup.http.paths=/payments")
 class StoreOutageOnPostgresTest extends StoreOutageContract {
@@ -37,5 +43,24 @@ class StoreOutageOnPostgresTest extends StoreOutageContract {
         HttpResponse<String> back = http.post("/payments", Servers.unique("k"), body);
         assertThat(back.statusCode()).isEqualTo(201);
         assertThat(TestApplication.runs(body)).isEqualTo(1);
+    }
+
+    @Autowired
+    Billing billing;
+
+    @Test
+    void anIdempotentMethodWithTheStoreDownThrowsTheStoreErrorWithoutRunningThenRunsOnceItIsBack() {
+        String id = Servers.unique("down-order");
+
+        storeDown();
+        assertThatThrownBy(() -> billing.charge(new Billing.Order(id, 100)))
+                .isInstanceOfSatisfying(DedupStoreException.class,
+                        failure -> assertThat(failure.getMessage()).doesNotContain("password"));
+        assertThat(billing.runs(id)).isZero();
+
+        PROXY.heal();
+        assertThat(billing.charge(new Billing.Order(id, 100)).run()).isEqualTo(1);
+        assertThat(billing.charge(new Billing.Order(id, 100)).run()).isEqualTo(1);
+        assertThat(billing.runs(id)).isEqualTo(1);
     }
 }

@@ -24,8 +24,9 @@ public final class ConsumerProcess {
     }
 
     /**
-     * Starts {@code mainClass} in a new JVM with the test's class path and environment; its output goes to
-     * {@code log}. The board's file is passed as the first argument, before {@code arguments}.
+     * Starts {@code mainClass} in a new JVM with the test's class path (its directories packed into jars, and
+     * the classes shared between the consumers' JVMs once the first has listed them) and environment; its output
+     * goes to {@code log}. The board's file is passed as the first argument, before {@code arguments}.
      *
      * @param name the consumer's name, for messages
      * @param mainClass the consumer's main class
@@ -39,10 +40,12 @@ public final class ConsumerProcess {
             List<String> arguments) {
         ChaosBoard figures = ChaosBoard.open(board, boardSize);
         List<String> command = new ArrayList<>();
-        command.add(ProcessHandle.current().info().command().orElse("java"));
+        String java = ProcessHandle.current().info().command().orElse("java");
+        command.add(java);
         // A small, quickly started JVM: the driver restarts consumers every second or two.
-        command.addAll(List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k",
-                "-cp", System.getProperty("java.class.path"), mainClass.getName(), board.toString()));
+        command.addAll(List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k"));
+        command.addAll(SharedClassArchive.forClassPath(System.getProperty("java.class.path")).jvmOptions(java));
+        command.addAll(List.of(mainClass.getName(), board.toString()));
         command.addAll(arguments);
         try {
             Process process = new ProcessBuilder(command).redirectErrorStream(true)

@@ -55,8 +55,11 @@ import org.junit.jupiter.params.provider.EnumSource;
 @Timeout(420)
 class ChaosOnRabbitMqTest {
     private static final int MESSAGES = Integer.getInteger("dedup.chaos.messages", 10_000);
-    /** The outage runs are shorter: what they show is the 5 s without the store, not the kills. */
-    private static final int OUTAGE_MESSAGES = Integer.getInteger("dedup.chaos.outageMessages", 3_000);
+    /**
+     * The outage runs and the control are shorter: what they show is the 5 s without the store, and that a naive
+     * consumer doubles, not the kills' limit.
+     */
+    private static final int SHORT_RUN_MESSAGES = Integer.getInteger("dedup.chaos.shortRunMessages", 3_000);
     private static final int CONSUMERS = 3;
     /** Chance of a self-halt before and after each effect. */
     private static final double HALT = 0.0005;
@@ -127,10 +130,11 @@ class ChaosOnRabbitMqTest {
     @Test
     @DisplayName("the control, a naive consumer under the same kills: 0 lost, but it doubles")
     void naiveConsumerDoubles() throws Exception {
-        Run run = run("NAIVE (no dedup)", MESSAGES, Mode.NAIVE, redisAddress(), null, 7);
+        Run run = run("NAIVE (no dedup)", SHORT_RUN_MESSAGES, Mode.NAIVE, redisAddress(), null, 7);
         assertThat(run.drained()).isTrue();
         assertThat(run.lost()).isZero();
-        assertThat(run.doubled()).as("at least every message published twice").isGreaterThanOrEqualTo(MESSAGES / 10);
+        assertThat(run.doubled()).as("at least every message published twice")
+                .isGreaterThanOrEqualTo(SHORT_RUN_MESSAGES / 10);
         assertThat(run.deadLettered()).isZero();
         assertThat(run.kills()).isPositive();
     }
@@ -146,7 +150,7 @@ class ChaosOnRabbitMqTest {
                 proxy.refuseConnections(true);
                 proxy.cutConnections();
             }, proxy::heal);
-            Run run = run("REDIS, 5 s outage", OUTAGE_MESSAGES, Mode.REDIS, proxy.host() + ":" + proxy.port(), outage,
+            Run run = run("REDIS, 5 s outage", SHORT_RUN_MESSAGES, Mode.REDIS, proxy.host() + ":" + proxy.port(), outage,
                     11);
             assertDedup(run, false);
             // The outage reached the consumers: calls it failed, or, when the kills had every consumer restarting
@@ -165,7 +169,7 @@ class ChaosOnRabbitMqTest {
         // The effects live in the same server: the whole step stops; each consumer whose connection broke had its open
         // transaction rolled back with the server, reconnects once it answers, and requeues the delivery.
         Outage outage = new Outage(() -> ServerOutages.pause("postgres"), () -> ServerOutages.resume("postgres"));
-        Run run = run("POSTGRES_INBOX, 5 s outage", OUTAGE_MESSAGES, Mode.POSTGRES_INBOX, redisAddress(), outage, 13);
+        Run run = run("POSTGRES_INBOX, 5 s outage", SHORT_RUN_MESSAGES, Mode.POSTGRES_INBOX, redisAddress(), outage, 13);
         assertDedup(run, true);
         // Killed consumers are replaced during the outage too: some lose their connection, some start without one.
         assertThat(run.count(Slot.RECONNECTS) + run.count(Slot.WAITS_AT_START))

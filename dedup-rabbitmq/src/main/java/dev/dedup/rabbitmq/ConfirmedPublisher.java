@@ -91,6 +91,33 @@ public final class ConfirmedPublisher implements AutoCloseable {
      * @throws PublishException when the broker did not confirm the message (see {@link PublishException#reason()})
      */
     public String publish(String exchange, String routingKey, AMQP.BasicProperties properties, byte[] body) {
+        AMQP.BasicProperties sent = withMessageId(properties == null ? new AMQP.BasicProperties() : properties);
+        CompletableFuture<String> confirmed = publishAsync(exchange, routingKey, sent, body);
+        try {
+            return confirmed.get();     // bounded: publishAsync's stage fails at the publisher's timeout
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw failure(PublishException.Reason.INTERRUPTED, sent.getMessageId(), exchange, routingKey, e);
+        } catch (ExecutionException e) {
+            throw (PublishException) e.getCause();
+        }
+    }
+
+    /**
+     * Publishes {@code body} without waiting for the broker's confirm: several messages sent this way before their
+     * confirms are awaited share the round trips. The broker routes one channel's messages in the order they were
+     * published; only a message that fails may reach a queue after one published later (when it is sent again).
+     *
+     * @param exchange the exchange ("" for the default exchange, where the routing key is a queue name)
+     * @param routingKey the routing key
+     * @param properties the message's properties; a copy with a random UUID {@code message-id} is sent when they
+     *     carry none
+     * @param body the message body
+     * @return completes with the {@code message-id} once the broker confirmed the message, or exceptionally with a
+     *     {@link PublishException} (no confirm within the publisher's timeout: {@code TIMED_OUT})
+     */
+    public CompletableFuture<String> publishAsync(String exchange, String routingKey, AMQP.BasicProperties properties,
+            byte[] body) {
         Objects.requireNonNull(exchange, "exchange");
         Objects.requireNonNull(routingKey, "routingKey");
         Objects.requireNonNull(body, "body");
@@ -106,28 +133,23 @@ public final class ConfirmedPublisher implements AutoCloseable {
                 channel.basicPublish(exchange, routingKey, true, sent, body);
             } catch (IOException | ShutdownSignalException e) {
                 pending.remove(sequence);
-                throw failure(PublishException.Reason.CHANNEL_CLOSED, messageId, exchange, routingKey, e);
+                return CompletableFuture.failedFuture(
+                        failure(PublishException.Reason.CHANNEL_CLOSED, messageId, exchange, routingKey, e));
             }
         }
-        awaitConfirm(sequence, publish, exchange, routingKey);
-        return messageId;
-    }
-
-    private void awaitConfirm(long sequence, Pending publish, String exchange, String routingKey) {
-        try {
-            publish.confirmed.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (TimeoutException e) {
+        return publish.confirmed.orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS).handle((confirmed, error) -> {
+            if (error == null) {
+                return messageId;
+            }
             pending.remove(sequence);
-            throw failure(PublishException.Reason.TIMED_OUT, publish.messageId, exchange, routingKey, null);
-        } catch (InterruptedException e) {
-            pending.remove(sequence);
-            Thread.currentThread().interrupt();
-            throw failure(PublishException.Reason.INTERRUPTED, publish.messageId, exchange, routingKey, e);
-        } catch (ExecutionException e) {
-            PublishException.Reason reason = e.getCause() instanceof ReasonCarrier carrier ? carrier.reason
+            if (error instanceof ReasonCarrier carrier) {
+                throw failure(carrier.reason, messageId, exchange, routingKey, carrier.getCause());
+            }
+            PublishException.Reason reason = error instanceof TimeoutException ? PublishException.Reason.TIMED_OUT
                     : PublishException.Reason.CHANNEL_CLOSED;
-            throw failure(reason, publish.messageId, exchange, routingKey, e.getCause().getCause());
-        }
+            throw failure(reason, messageId, exchange, routingKey, reason == PublishException.Reason.TIMED_OUT
+                    ? null : error);
+        });
     }
 
     /**

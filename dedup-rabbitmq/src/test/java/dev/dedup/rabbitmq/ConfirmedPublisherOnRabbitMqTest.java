@@ -13,7 +13,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -82,6 +84,31 @@ class ConfirmedPublisherOnRabbitMqTest {
 
         assertThat(ids).hasSize(400);
         assertThat(admin.queueDeclarePassive(queue).getMessageCount()).isEqualTo(400);
+    }
+
+    @Test
+    void asyncPublishesShareTheWaitAndEachSettlesOnItsOwn() throws Exception {
+        String full = RabbitTestBroker.unique("full");
+        admin.queueDeclare(full, false, false, false, Map.of("x-max-length", 2, "x-overflow", "reject-publish"));
+        try {
+            List<CompletableFuture<String>> sent = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                sent.add(publisher.publishAsync("", full, new AMQP.BasicProperties.Builder().messageId("m" + i)
+                        .build(), ("m" + i).getBytes(StandardCharsets.UTF_8)));
+            }
+
+            assertThat(sent.get(0).get()).isEqualTo("m0");
+            assertThat(sent.get(1).get()).isEqualTo("m1");
+            for (CompletableFuture<String> refused : sent.subList(2, 4)) {
+                assertThatThrownBy(refused::get).isInstanceOf(ExecutionException.class).cause()
+                        .isInstanceOfSatisfying(PublishException.class,
+                                e -> assertThat(e.reason()).isEqualTo(PublishException.Reason.NACKED));
+            }
+            assertThat(new String(admin.basicGet(full, true).getBody(), StandardCharsets.UTF_8)).isEqualTo("m0");
+            assertThat(new String(admin.basicGet(full, true).getBody(), StandardCharsets.UTF_8)).isEqualTo("m1");
+        } finally {
+            admin.queueDelete(full);
+        }
     }
 
     @Test

@@ -34,7 +34,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * 2,000 orders, each with an outbox event in the same transaction, and rolls back 10% more; two relay processes
  * ({@link RelayProcessMain}) publish the outbox to the broker, and a consumer process ({@link InboxConsumerMain})
  * applies each event with the PostgreSQL inbox to a second schema. The driver SIGKILLs a relay every 1-2 s and the
- * consumer every 1-2 s, starting a new one each time; the relays also halt themselves now and then between the
+ * consumer every 1-2 s once it consumes ({@link ProcessFleet}), starting a new one each time; the relays also halt themselves now and then between the
  * broker's acknowledgement and the mark (the window where the outbox publishes twice by design). Asserted: every
  * committed order applied exactly once, no rolled-back order applied, the duplicates delivered counted and all
  * absorbed by the inbox, and each key's orders applied in commit order.
@@ -77,15 +77,15 @@ class OutboxChaosTest {
                     "CREATE TABLE " + applied + " (order_no int PRIMARY KEY, sku text NOT NULL, message_id text"
                             + " NOT NULL, applied int NOT NULL, seq bigserial)");
             ProcessFleet relays = new ProcessFleet("relay", RelayProcessMain.class,
-                    RelayProcessMain.Slot.COUNT.ordinal(), dir, List.of("jdbcUrl=" + OutboxTestSupport.postgresUrl(),
-                            "table=" + outbox.table(), "broker=" + brokerName,
+                    RelayProcessMain.Slot.COUNT.ordinal(), -1, dir, List.of(
+                            "jdbcUrl=" + OutboxTestSupport.postgresUrl(), "table=" + outbox.table(), "broker=" + brokerName,
                             broker == Broker.KAFKA ? "bootstrap=" + OutboxTestSupport.kafkaBootstrap()
                                     : "rabbitUrl=" + OutboxTestSupport.rabbitUrl(), "halt=" + HALT), random);
             List<String> consumerArguments = new ArrayList<>(List.of("jdbcUrl=" + OutboxTestSupport.postgresUrl(),
                     "inbox=" + prefix + "_inbox", "applied=" + applied, "broker=" + brokerName));
             consumerArguments.addAll(broker == Broker.KAFKA ? kafkaGroup(destination) : rabbitQueue(destination));
             ProcessFleet consumers = new ProcessFleet("consumer", InboxConsumerMain.class,
-                    InboxConsumerMain.Slot.COUNT.ordinal(), dir, consumerArguments, random);
+                    InboxConsumerMain.Slot.COUNT.ordinal(), InboxConsumerMain.STARTING, dir, consumerArguments, random);
             Service service = new Service(pool, outbox, destination, prefix);
             try {
                 Thread writer = new Thread(service, "service");

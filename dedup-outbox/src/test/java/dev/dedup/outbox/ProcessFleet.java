@@ -1,5 +1,6 @@
 package dev.dedup.outbox;
 
+import dev.dedup.tck.chaos.ChaosBoard;
 import dev.dedup.tck.chaos.ConsumerProcess;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -10,7 +11,9 @@ import java.util.TreeMap;
 
 /**
  * Processes of one main class that a chaos driver kills with SIGKILL at random every 1-2 s and replaces, and restarts
- * when they die by themselves, as a supervisor would. Each process gets a board of its own and {@code seed=}.
+ * when they die by themselves, as a supervisor would. Each process gets a board of its own and {@code seed=}. A
+ * process still in its starting phase is not a victim yet: a kill waits until one is at work, so kills land in the
+ * work, not in JVM start-ups (which take most of a second or two on a busy machine).
  */
 final class ProcessFleet {
     private final String name;
@@ -26,9 +29,13 @@ final class ProcessFleet {
     private int kills;
     private int deaths;
     private long nextKill;
+    private final long startingPhase;
 
-    ProcessFleet(String name, Class<?> main, int slots, Path dir, List<String> arguments, Random random) {
+    /** A fleet whose processes write {@code startingPhase} on their board until they work (-1: at work at once). */
+    ProcessFleet(String name, Class<?> main, int slots, long startingPhase, Path dir, List<String> arguments,
+            Random random) {
         this.name = name;
+        this.startingPhase = startingPhase;
         this.main = main;
         this.slots = slots;
         this.dir = dir;
@@ -45,12 +52,18 @@ final class ProcessFleet {
         scheduleKill();
     }
 
-    /** Kills one live process at random if its time has come, and starts its replacement. */
+    /** Kills one working process at random if its time has come, and starts its replacement. */
     void killWhenDue() throws InterruptedException {
         if (System.currentTimeMillis() < nextKill) {
             return;
         }
-        ConsumerProcess victim = live.remove(random.nextInt(live.size()));
+        List<ConsumerProcess> working = live.stream()
+                .filter(process -> process.board().get(ChaosBoard.PHASE) != startingPhase).toList();
+        if (working.isEmpty()) {
+            return;
+        }
+        ConsumerProcess victim = working.get(random.nextInt(working.size()));
+        live.remove(victim);
         killsByPhase.merge(victim.kill(), 1, Integer::sum);
         kills++;
         live.add(startOne());

@@ -1,17 +1,23 @@
 package dev.dedup.benchmarks;
 
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Channel;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.dedup.benchmarks.fixture.KafkaFixture;
 import dev.dedup.benchmarks.fixture.OutboxFixture;
 import dev.dedup.outbox.Outbox;
 import dev.dedup.outbox.OutboxRelay;
 import dev.dedup.outbox.kafka.KafkaOutboxPublisher;
+import dev.dedup.outbox.rabbitmq.RabbitOutboxPublisher;
+import dev.dedup.rabbitmq.ConfirmedPublisher;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -44,8 +50,9 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 
 /**
- * The transactional outbox on the harness's PostgreSQL and Kafka, one thread. Every trial works on tables and a
- * topic of its own ({@code dedup_bench_outbox_<hex>}, {@code dedup-bench-outbox-<hex>}) and drops them after.
+ * The transactional outbox on the harness's PostgreSQL, Kafka and RabbitMQ, one thread. Every trial works on tables
+ * and a topic or queue of its own ({@code dedup_bench_outbox_<hex>}, {@code dedup-bench-outbox-<hex>}) and drops
+ * them after.
  *
  * <ul>
  *   <li>{@link #businessTransaction} and {@link #businessTransactionWithAppend}: a business transaction (one
@@ -55,6 +62,12 @@ import org.openjdk.jmh.annotations.TearDown;
  *       {@value #BATCH} events with one {@link OutboxRelay#relayOnce()} (select, publish, mark, commit); the bare
  *       producer sends the same {@value #BATCH} records (same key, payload and header sizes, same producer settings)
  *       and waits for every acknowledgement. The backlog is appended before each call, outside the measurement.
+ *   <li>{@link #rabbitRelayBatch} and {@link #rabbitPublisherBatch}: the same pair on RabbitMQ, events/s. The relay
+ *       publishes through {@link RabbitOutboxPublisher} (each event waits for its confirm, so a key keeps its order);
+ *       RabbitMQ's own publisher sends the {@value #BATCH} messages on a channel in confirm mode (same exchange,
+ *       routing keys, properties and sizes, mandatory) and then waits for all their confirms at once. A topic
+ *       exchange routes every key to one queue, not durable and capped at 10,000 messages (the oldest dropped),
+ *       so neither side waits for a disk (Kafka's acks=all does not either).
  *   <li>{@link #endToEnd}: one event appended and committed, then a KafkaConsumer polled until it receives it;
  *       the relay runs on its own thread, woken by LISTEN/NOTIFY. JMH's sample mode gives the percentiles.
  * </ul>
@@ -183,13 +196,7 @@ public class OutboxBenchmark {
         /** The next call's backlog: {@value #BATCH} events committed in one transaction. */
         @Setup(Level.Invocation)
         public void backlog() throws SQLException {
-            try (Connection tx = pool.getConnection()) {
-                tx.setAutoCommit(false);
-                for (int i = 0; i < BATCH; i++) {
-                    outbox.append(tx, topicName, "key-" + i % KEYS, PAYLOAD, HEADERS);
-                }
-                tx.commit();
-            }
+            appendBacklog(pool, outbox, topicName);
         }
 
         @TearDown(Level.Trial)
@@ -204,11 +211,26 @@ public class OutboxBenchmark {
         }
     }
 
+    /** {@value #BATCH} events to {@code destination}, keys key-0..key-15, committed in one transaction. */
+    static void appendBacklog(HikariDataSource pool, Outbox outbox, String destination) throws SQLException {
+        try (Connection tx = pool.getConnection()) {
+            tx.setAutoCommit(false);
+            for (int i = 0; i < BATCH; i++) {
+                outbox.append(tx, destination, "key-" + i % KEYS, PAYLOAD, HEADERS);
+            }
+            tx.commit();
+        }
+    }
+
     @Benchmark
     @BenchmarkMode(Mode.Throughput)
     @OperationsPerInvocation(BATCH)
     public int relayBatch(Relay relay) {
-        int published = relay.relay.relayOnce();
+        return relayedAll(relay.relay);
+    }
+
+    private static int relayedAll(OutboxRelay relay) {
+        int published = relay.relayOnce();
         if (published != BATCH) {
             throw new IllegalStateException("the relay published " + published + " of a backlog of " + BATCH);
         }
@@ -251,6 +273,117 @@ public class OutboxBenchmark {
             ack.get();
         }
         return acks.size();
+    }
+
+    /** A topic exchange of the trial's own routing every key to one capped queue, and a connection to the broker. */
+    @State(Scope.Benchmark)
+    public static class RabbitQueue {
+        com.rabbitmq.client.Connection connection;
+        String exchange;
+
+        @Setup(Level.Trial)
+        public void declare() throws IOException {
+            connection = OutboxFixture.rabbitConnection("dedup-bench-outbox");
+            exchange = unique("dedup-bench-outbox-");
+            try (Channel channel = connection.createChannel()) {
+                channel.exchangeDeclare(exchange, "topic", false, false, null);
+                // Nobody reads it during the trial: capped, so the broker's memory stays flat.
+                channel.queueDeclare(exchange, false, false, false, Map.of("x-max-length", 10_000));
+                channel.queueBind(exchange, exchange, "#");
+            } catch (java.util.concurrent.TimeoutException e) {
+                throw new IOException(e);
+            }
+        }
+
+        @TearDown(Level.Trial)
+        public void delete() throws IOException {
+            try (Channel channel = connection.createChannel()) {
+                channel.queueDelete(exchange);
+                channel.exchangeDelete(exchange);
+            } catch (java.util.concurrent.TimeoutException e) {
+                throw new IOException(e);
+            } finally {
+                connection.close();
+            }
+        }
+    }
+
+    /** An outbox and a relay on the RabbitMQ publisher (not started: the benchmark drives it). */
+    @State(Scope.Benchmark)
+    public static class RabbitRelay {
+        HikariDataSource pool;
+        Outbox outbox;
+        ConfirmedPublisher confirmed;
+        OutboxRelay relay;
+        String exchange;
+
+        @Setup(Level.Trial)
+        public void open(RabbitQueue queue) throws IOException {
+            exchange = queue.exchange;
+            pool = OutboxFixture.pool("dedup-bench-rabbit-relay", 2);
+            outbox = Outbox.builder(pool).table(unique("dedup_bench_outbox_")).build();
+            outbox.createSchema();
+            confirmed = ConfirmedPublisher.open(queue.connection, Duration.ofSeconds(30));
+            relay = OutboxRelay.builder(outbox, new RabbitOutboxPublisher(confirmed)).batchSize(BATCH).build();
+        }
+
+        /** The next call's backlog: {@value #BATCH} events committed in one transaction. */
+        @Setup(Level.Invocation)
+        public void backlog() throws SQLException {
+            appendBacklog(pool, outbox, exchange);
+        }
+
+        @TearDown(Level.Trial)
+        public void close() {
+            try {
+                relay.close();
+                confirmed.close();
+                outbox.dropSchema(null);
+            } finally {
+                pool.close();
+            }
+        }
+    }
+
+    @Benchmark
+    @BenchmarkMode(Mode.Throughput)
+    @OperationsPerInvocation(BATCH)
+    public int rabbitRelayBatch(RabbitRelay relay) {
+        return relayedAll(relay.relay);
+    }
+
+    /** RabbitMQ's own publisher: a channel in confirm mode. */
+    @State(Scope.Benchmark)
+    public static class RabbitPublisher {
+        Channel channel;
+        String exchange;
+
+        @Setup(Level.Trial)
+        public void open(RabbitQueue queue) throws IOException {
+            channel = queue.connection.createChannel();
+            channel.confirmSelect();
+            exchange = queue.exchange;
+        }
+
+        @TearDown(Level.Trial)
+        public void close() throws IOException, java.util.concurrent.TimeoutException {
+            channel.close();
+        }
+    }
+
+    @Benchmark
+    @BenchmarkMode(Mode.Throughput)
+    @OperationsPerInvocation(BATCH)
+    public int rabbitPublisherBatch(RabbitPublisher bare) throws IOException, InterruptedException,
+            java.util.concurrent.TimeoutException {
+        for (int i = 0; i < BATCH; i++) {
+            // The properties the outbox's publisher sends: message-id, persistent, the event's headers.
+            AMQP.BasicProperties properties = new AMQP.BasicProperties.Builder()
+                    .messageId(UUID.randomUUID().toString()).deliveryMode(2).headers(new HashMap<>(HEADERS)).build();
+            bare.channel.basicPublish(bare.exchange, "key-" + i % KEYS, true, properties, PAYLOAD);
+        }
+        bare.channel.waitForConfirmsOrDie(30_000);
+        return BATCH;
     }
 
     /** A running relay woken by LISTEN/NOTIFY, and a consumer at the end of the topic. */

@@ -6,19 +6,19 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
 
 /**
- * The transactional outbox's run: {@link OutboxBenchmark}'s five benchmarks on PostgreSQL and Kafka, one thread
- * (the targets are for one writer and one relay). Each benchmark sets its own mode.
+ * The transactional outbox's run: {@link OutboxBenchmark}'s seven benchmarks on PostgreSQL, Kafka and RabbitMQ, one
+ * thread (the targets are for one writer and one relay). Each benchmark sets its own mode.
  */
 record OutboxGroup() implements JmhRun {
     @Override
     public int benchmarks() {
-        return 5;
+        return 7;
     }
 
     @Override
     public String describe() {
-        return "transactional outbox / PostgreSQL + Kafka / 1 thread (append in a transaction, relay vs bare producer"
-                + " at batch " + OutboxBenchmark.BATCH + ", commit-to-consumer latency)";
+        return "transactional outbox / PostgreSQL + Kafka + RabbitMQ / 1 thread (append in a transaction, relay vs"
+                + " the broker's own publisher at batch " + OutboxBenchmark.BATCH + ", commit-to-consumer latency)";
     }
 
     @Override

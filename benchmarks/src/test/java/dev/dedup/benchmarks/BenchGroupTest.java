@@ -77,4 +77,12 @@ class BenchGroupTest {
         assertThat(BenchMain.Arguments.parse(new String[] {"--stores", "redis"}).outboxGroup()).isEmpty();
         assertThat(new OutboxGroup().options(Profile.QUICK).getThreads().get()).isEqualTo(1);
     }
+
+    @Test
+    void outboxGroupCountsEveryOutboxBenchmark() {
+        long declared = java.util.Arrays.stream(OutboxBenchmark.class.getDeclaredMethods())
+                .filter(method -> method.isAnnotationPresent(org.openjdk.jmh.annotations.Benchmark.class)).count();
+        assertThat(new OutboxGroup().benchmarks()).as("OutboxGroup.benchmarks()").isEqualTo((int) declared)
+                .isEqualTo(7);
+    }
 }

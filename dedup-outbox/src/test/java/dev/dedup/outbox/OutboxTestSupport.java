@@ -17,11 +17,14 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -86,7 +89,12 @@ final class OutboxTestSupport {
     }
 
     static KafkaConsumer<String, byte[]> consumer(String group) {
+        return consumer(group, ConsumerConfig.DEFAULT_MAX_POLL_RECORDS);
+    }
+
+    static KafkaConsumer<String, byte[]> consumer(String group, int maxPollRecords) {
         Properties config = new Properties();
+        config.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, maxPollRecords);
         config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafkaBootstrap());
         config.put(ConsumerConfig.GROUP_ID_CONFIG, group);
         config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
@@ -115,6 +123,15 @@ final class OutboxTestSupport {
     static String header(ConsumerRecord<?, ?> record, String name) {
         Header header = record.headers().lastHeader(name);
         return header == null ? null : new String(header.value(), StandardCharsets.UTF_8);
+    }
+
+    /** A killed member's partitions go to the others after 1 s without its heartbeat, not the default 45 s. */
+    static void shortSessions(Admin admin, String group) throws Exception {
+        ConfigResource resource = new ConfigResource(ConfigResource.Type.GROUP, group);
+        admin.incrementalAlterConfigs(Map.of(resource, List.of(
+                new AlterConfigOp(new ConfigEntry("consumer.session.timeout.ms", "1000"), AlterConfigOp.OpType.SET),
+                new AlterConfigOp(new ConfigEntry("consumer.heartbeat.interval.ms", "250"),
+                        AlterConfigOp.OpType.SET)))).all().get(30, TimeUnit.SECONDS);
     }
 
     static ConnectionFactory rabbitFactory() throws Exception {

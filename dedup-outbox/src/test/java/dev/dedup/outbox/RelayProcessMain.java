@@ -9,7 +9,6 @@ import dev.dedup.tck.chaos.ChaosBoard;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -62,11 +61,7 @@ public final class RelayProcessMain {
 
     public static void main(String[] args) throws Exception {
         ChaosBoard board = ChaosBoard.open(Path.of(args[0]), Slot.COUNT.ordinal());
-        Map<String, String> options = new HashMap<>();
-        for (String argument : List.of(args).subList(1, args.length)) {
-            int equals = argument.indexOf('=');
-            options.put(argument.substring(0, equals), argument.substring(equals + 1));
-        }
+        Map<String, String> options = ProcessArguments.afterBoard(args);
         Random random = new Random(Long.parseLong(options.get("seed")));
         double halt = Double.parseDouble(options.get("halt"));
         PGSimpleDataSource database = new PGSimpleDataSource();

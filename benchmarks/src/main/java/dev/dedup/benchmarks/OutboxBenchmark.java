@@ -44,6 +44,7 @@ import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OperationsPerInvocation;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -63,7 +64,8 @@ import org.openjdk.jmh.annotations.TearDown;
  *       producer sends the same {@value #BATCH} records (same key, payload and header sizes, same producer settings)
  *       and waits for every acknowledgement. The backlog is appended before each call, outside the measurement.
  *   <li>{@link #rabbitRelayBatch} and {@link #rabbitPublisherBatch}: the same pair on RabbitMQ, events/s. The relay
- *       publishes through {@link RabbitOutboxPublisher} (each event waits for its confirm, so a key keeps its order);
+ *       publishes through {@link RabbitOutboxPublisher} (in waves of one event per key, each wave's confirms awaited
+ *       together, so a key keeps its order), for 16 and for 100 distinct keys in the batch;
  *       RabbitMQ's own publisher sends the {@value #BATCH} messages on a channel in confirm mode (same exchange,
  *       routing keys, properties and sizes, mandatory) and then waits for all their confirms at once. A topic
  *       exchange routes every key to one queue, not durable and capped at 10,000 messages (the oldest dropped),
@@ -196,7 +198,7 @@ public class OutboxBenchmark {
         /** The next call's backlog: {@value #BATCH} events committed in one transaction. */
         @Setup(Level.Invocation)
         public void backlog() throws SQLException {
-            appendBacklog(pool, outbox, topicName);
+            appendBacklog(pool, outbox, topicName, KEYS);
         }
 
         @TearDown(Level.Trial)
@@ -211,12 +213,13 @@ public class OutboxBenchmark {
         }
     }
 
-    /** {@value #BATCH} events to {@code destination}, keys key-0..key-15, committed in one transaction. */
-    static void appendBacklog(HikariDataSource pool, Outbox outbox, String destination) throws SQLException {
+    /** {@value #BATCH} events to {@code destination}, keys key-0..key-(keys - 1), committed in one transaction. */
+    static void appendBacklog(HikariDataSource pool, Outbox outbox, String destination, int keys)
+            throws SQLException {
         try (Connection tx = pool.getConnection()) {
             tx.setAutoCommit(false);
             for (int i = 0; i < BATCH; i++) {
-                outbox.append(tx, destination, "key-" + i % KEYS, PAYLOAD, HEADERS);
+                outbox.append(tx, destination, "key-" + i % keys, PAYLOAD, HEADERS);
             }
             tx.commit();
         }
@@ -278,6 +281,12 @@ public class OutboxBenchmark {
     /** A topic exchange of the trial's own routing every key to one capped queue, and a connection to the broker. */
     @State(Scope.Benchmark)
     public static class RabbitQueue {
+        /**
+         * Distinct keys in a batch of {@value #BATCH}: the RabbitMQ publisher sends a batch in waves of one event per
+         * key (a key's next event waits for the previous one's confirm), so 16 keys are 7 waves, 100 keys one.
+         */
+        @Param({"16", "100"})
+        public int keys;
         com.rabbitmq.client.Connection connection;
         String exchange;
 
@@ -316,10 +325,12 @@ public class OutboxBenchmark {
         ConfirmedPublisher confirmed;
         OutboxRelay relay;
         String exchange;
+        int keys;
 
         @Setup(Level.Trial)
         public void open(RabbitQueue queue) throws IOException {
             exchange = queue.exchange;
+            keys = queue.keys;
             pool = OutboxFixture.pool("dedup-bench-rabbit-relay", 2);
             outbox = Outbox.builder(pool).table(unique("dedup_bench_outbox_")).build();
             outbox.createSchema();
@@ -330,7 +341,7 @@ public class OutboxBenchmark {
         /** The next call's backlog: {@value #BATCH} events committed in one transaction. */
         @Setup(Level.Invocation)
         public void backlog() throws SQLException {
-            appendBacklog(pool, outbox, exchange);
+            appendBacklog(pool, outbox, exchange, keys);
         }
 
         @TearDown(Level.Trial)
@@ -357,12 +368,14 @@ public class OutboxBenchmark {
     public static class RabbitPublisher {
         Channel channel;
         String exchange;
+        int keys;
 
         @Setup(Level.Trial)
         public void open(RabbitQueue queue) throws IOException {
             channel = queue.connection.createChannel();
             channel.confirmSelect();
             exchange = queue.exchange;
+            keys = queue.keys;
         }
 
         @TearDown(Level.Trial)
@@ -380,7 +393,7 @@ public class OutboxBenchmark {
             // The properties the outbox's publisher sends: message-id, persistent, the event's headers.
             AMQP.BasicProperties properties = new AMQP.BasicProperties.Builder()
                     .messageId(UUID.randomUUID().toString()).deliveryMode(2).headers(new HashMap<>(HEADERS)).build();
-            bare.channel.basicPublish(bare.exchange, "key-" + i % KEYS, true, properties, PAYLOAD);
+            bare.channel.basicPublish(bare.exchange, "key-" + i % bare.keys, true, properties, PAYLOAD);
         }
         bare.channel.waitForConfirmsOrDie(30_000);
         return BATCH;

@@ -62,12 +62,16 @@ public final class OutboxReport {
             verdict(md, "relay at batch 100 >= 0.5x the bare producer, events/s",
                     String.format(Locale.ROOT, "%.2fx", share), share >= RELAY_SHARE);
         }
-        Optional<RunResult> rabbitRelay = find(results, "rabbitRelayBatch");
-        Optional<RunResult> rabbitPublisher = find(results, "rabbitPublisherBatch");
-        if (rabbitRelay.isPresent() && rabbitPublisher.isPresent()) {
-            double share = score(rabbitRelay.get()) / score(rabbitPublisher.get());
-            verdict(md, "RabbitMQ relay at batch 100 >= 0.5x the bare confirming publisher, events/s",
-                    String.format(Locale.ROOT, "%.2fx", share), share >= RELAY_SHARE);
+        for (RunResult rabbitRelay : all(results, "rabbitRelayBatch")) {
+            String keys = rabbitRelay.getParams().getParam("keys");
+            all(results, "rabbitPublisherBatch").stream()
+                    .filter(publisher -> keys.equals(publisher.getParams().getParam("keys"))).findFirst()
+                    .ifPresent(publisher -> {
+                        double share = score(rabbitRelay) / score(publisher);
+                        verdict(md, "RabbitMQ relay at batch 100, " + keys + " keys, >= 0.5x the bare confirming"
+                                + " publisher, events/s", String.format(Locale.ROOT, "%.2fx", share),
+                                share >= RELAY_SHARE);
+                    });
         }
         find(results, "endToEnd").ifPresent(latency -> {
             Statistics samples = latency.getPrimaryResult().getStatistics();
@@ -84,7 +88,11 @@ public final class OutboxReport {
     }
 
     private static Optional<RunResult> find(List<RunResult> results, String benchmark) {
-        return results.stream().filter(result -> name(result).equals(benchmark)).findFirst();
+        return all(results, benchmark).stream().findFirst();
+    }
+
+    private static List<RunResult> all(List<RunResult> results, String benchmark) {
+        return results.stream().filter(result -> name(result).equals(benchmark)).toList();
     }
 
     private static double score(RunResult result) {

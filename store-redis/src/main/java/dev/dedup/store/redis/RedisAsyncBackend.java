@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The Redis store's non-blocking calls: the same scripts, arguments and reply readers as the blocking ones (shared
@@ -38,7 +39,7 @@ final class RedisAsyncBackend implements AsyncBackend {
 
     private CompletableFuture<ClaimResult> claim(String key, String owner, Duration lease, byte[] fingerprint) {
         RedisClusterAsyncCommands<String, byte[]> commands = store.claimConnection(key);
-        CompletableFuture<ClaimResult> claimed = this.<java.util.List<Object>>run(commands, RedisScripts.CLAIM,
+        CompletableFuture<ClaimResult> claimed = this.<List<Object>>run(commands, RedisScripts.CLAIM,
                 ScriptOutputType.MULTI, key, again -> RedisDedupStore.claimArguments(owner, lease, fingerprint),
                 "claim").thenApply(reply -> store.claimResult(key, owner, reply));
         return store.waitsForReplicas() ? claimed.thenCompose(result -> result instanceof Claim claim
@@ -48,16 +49,27 @@ final class RedisAsyncBackend implements AsyncBackend {
 
     /** As {@link RedisDedupStore#awaitReplicas}, for one claim: too few replicas release it and fail the claim. */
     private CompletableFuture<Void> awaitReplicas(RedisClusterAsyncCommands<String, byte[]> commands, Claim claim) {
-        return commands.waitForReplication(store.replicas(), store.replicaTimeout().toMillis()).toCompletableFuture()
-                .handle((acknowledged, failure) -> {
-                    if (failure == null && !store.tooFewReplicas(acknowledged)) {
-                        return CompletableFuture.<Void>completedFuture(null);
+        CompletableFuture<Long> waited = new CompletableFuture<>();
+        commands.waitForReplication(store.replicas(), store.replicaTimeout().toMillis())
+                .whenComplete((count, failure) -> {
+                    if (failure == null) {
+                        waited.complete(count);
+                    } else {
+                        waited.completeExceptionally(failure);
                     }
-                    DedupException why = failure != null ? RedisErrors.translate("claim (WAIT)", unwrap(failure))
-                            : store.replicaShortfall(acknowledged);
-                    return release(claim).handle((released, ignored) -> (Void) null)
-                            .thenCompose(ignored -> CompletableFuture.<Void>failedFuture(why));
-                }).thenCompose(stage -> stage);
+                });
+        // The blocking path's bound: the server's WAIT timeout plus the call's own.
+        RedisAsyncCall.within(waited, store.replicaTimeout().plus(store.calls().timeout()), store.topology().timer(),
+                () -> waited.completeExceptionally(new TimeoutException("no WAIT reply in time")));
+        return waited.handle((acknowledged, failure) -> {
+            if (failure == null && !store.tooFewReplicas(acknowledged)) {
+                return CompletableFuture.<Void>completedFuture(null);
+            }
+            DedupException why = failure != null ? RedisErrors.translate("claim (WAIT)", unwrap(failure))
+                    : store.replicaShortfall(acknowledged);
+            return release(claim).handle((released, ignored) -> (Void) null)
+                    .thenCompose(ignored -> CompletableFuture.<Void>failedFuture(why));
+        }).thenCompose(stage -> stage);
     }
 
     @Override

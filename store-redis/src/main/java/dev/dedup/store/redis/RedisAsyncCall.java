@@ -6,7 +6,9 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.netty.util.Timeout;
 import io.netty.util.Timer;
+import dev.dedup.DedupStoreException;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
@@ -52,10 +54,25 @@ final class RedisAsyncCall<T> {
             String operation, Timer timer) {
         RedisAsyncCall<T> call = new RedisAsyncCall<>(calls, commands, script, type, key, arguments, operation,
                 timer);
-        Timeout expiry = timer.newTimeout(ignored -> call.expire(), calls.timeout().toNanos(), TimeUnit.NANOSECONDS);
-        call.result.whenComplete((value, failure) -> expiry.cancel());
+        within(call.result, calls.timeout(), timer, call::expire);
         call.attempt(false, false);
         return call.result;
+    }
+
+    /**
+     * Runs {@code onExpiry} unless {@code future} completes within {@code timeout}, on the client's timer; a timer
+     * the client has already stopped (its resources shut down) fails the future at once.
+     */
+    static void within(CompletableFuture<?> future, Duration timeout, Timer timer, Runnable onExpiry) {
+        Timeout expiry;
+        try {
+            expiry = timer.newTimeout(ignored -> onExpiry.run(), timeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (RuntimeException e) {
+            future.completeExceptionally(DedupStoreException.retryable("Redis dedup store", "call (the client's timer"
+                    + " is stopped)", e));
+            return;
+        }
+        future.whenComplete((value, failure) -> expiry.cancel());
     }
 
     private void attempt(boolean withSource, boolean resend) {

@@ -3,11 +3,13 @@ package dev.dedup.spi;
 import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
 import dev.dedup.DedupLimits;
+import dev.dedup.DedupStore;
 import dev.dedup.KeyRecord;
 import dev.dedup.RecordState;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 
 /**
  * The non-blocking operations a store with an asynchronous client implements, returned from
@@ -90,7 +92,7 @@ public interface AsyncBackend {
      * @param executor where they run
      * @return the backend
      */
-    static AsyncBackend blockingOn(dev.dedup.DedupStore store, java.util.concurrent.Executor executor) {
+    static AsyncBackend blockingOn(DedupStore store, Executor executor) {
         return new ExecutorBackend(store, executor);
     }
 }

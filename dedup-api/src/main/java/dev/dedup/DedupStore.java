@@ -158,6 +158,19 @@ public interface DedupStore extends AutoCloseable {
      */
     boolean forget(String key);
 
+    /**
+     * The store's non-blocking face, on its own asynchronous client: no thread waits for the backend. Stores whose
+     * client blocks (PostgreSQL's JDBC) have none; wrap them with {@link AsyncDedupStore#onExecutor}, which runs
+     * each call on an executor the caller chooses.
+     *
+     * @return the same store, as an {@link AsyncDedupStore}; closing this store closes it too
+     * @throws UnsupportedOperationException if the store's client blocks; the message names the adapter
+     */
+    default AsyncDedupStore async() {
+        throw new UnsupportedOperationException(getClass().getName() + " has no non-blocking client; run its"
+                + " blocking calls on an executor of yours: AsyncDedupStore.onExecutor(store, executor)");
+    }
+
     /** Releases the store's own resources; a client passed in by the application stays open. */
     @Override
     void close();

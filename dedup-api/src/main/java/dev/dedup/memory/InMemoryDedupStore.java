@@ -7,6 +7,7 @@ import dev.dedup.Duplicate;
 import dev.dedup.KeyRecord;
 import dev.dedup.RecordState;
 import dev.dedup.spi.AbstractDedupStore;
+import dev.dedup.spi.AsyncBackend;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -87,6 +88,12 @@ public final class InMemoryDedupStore extends AbstractDedupStore {
             }
         }
         return removed;
+    }
+
+    /** Nothing here waits on I/O: the async view runs each call at once and returns it completed. */
+    @Override
+    protected AsyncBackend asyncBackend() {
+        return AsyncBackend.blockingOn(this, Runnable::run);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.dedup.spi;
 
+import dev.dedup.AsyncDedupStore;
 import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
 import dev.dedup.DedupLimits;
@@ -26,6 +27,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public abstract class AbstractDedupStore implements DedupStore {
     private final String namespace;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private volatile AsyncDedupStore asyncView;
 
     /**
      * Checks and keeps the store's namespace.
@@ -50,10 +52,8 @@ public abstract class AbstractDedupStore implements DedupStore {
     @Override
     public final ClaimResult claim(String key, Duration lease, byte[] fingerprint) {
         checkOpen();
-        DedupLimits.checkKey(key);
-        DedupLimits.checkDuration("lease", lease);
-        DedupLimits.checkFingerprint(fingerprint);
-        return doClaim(key, newOwnerToken(), lease, fingerprint == null ? null : fingerprint.clone());
+        byte[] copy = CallChecks.claim(key, lease, fingerprint);
+        return doClaim(key, newOwnerToken(), lease, copy);
     }
 
     @Override
@@ -69,36 +69,32 @@ public abstract class AbstractDedupStore implements DedupStore {
     /** complete and fail differ only in the state they end the record in: one set of checks for both. */
     private boolean finish(Claim claim, RecordState outcome, Duration retention, byte[] payload) {
         checkOpen();
-        checkClaim(claim);
-        DedupLimits.checkDuration("retention", retention);
-        DedupLimits.checkResult(payload);
-        return doFinish(claim, outcome, retention, payload == null ? null : payload.clone());
+        byte[] copy = CallChecks.finish(namespace, claim, retention, payload);
+        return doFinish(claim, outcome, retention, copy);
     }
 
     @Override
     public final boolean release(Claim claim) {
         checkOpen();
-        checkClaim(claim);
+        CallChecks.claimOf(namespace, claim);
         return doRelease(claim);
     }
 
     @Override
     public final boolean extend(Claim claim, Duration lease) {
         checkOpen();
-        checkClaim(claim);
-        DedupLimits.checkDuration("lease", lease);
+        CallChecks.extend(namespace, claim, lease);
         return doExtend(claim, lease);
     }
 
     @Override
     public final List<ClaimResult> claimAll(List<String> keys, Duration lease) {
         checkOpen();
-        DedupLimits.checkKeys(keys);
-        DedupLimits.checkDuration("lease", lease);
-        if (keys.isEmpty()) {
+        List<String> copy = CallChecks.claimAll(keys, lease);
+        if (copy.isEmpty()) {
             return List.of();
         }
-        return List.copyOf(doClaimAll(List.copyOf(keys), lease));
+        return List.copyOf(doClaimAll(copy, lease));
     }
 
     @Override
@@ -113,6 +109,40 @@ public abstract class AbstractDedupStore implements DedupStore {
         checkOpen();
         DedupLimits.checkKey(key);
         return doForget(key);
+    }
+
+    /**
+     * The store's non-blocking view over {@link #asyncBackend()}, with the same argument checks as the blocking
+     * calls, made on the caller's thread.
+     *
+     * @return the view; the same one on every call
+     * @throws UnsupportedOperationException if the store has no {@link #asyncBackend()}; the message names
+     *     {@link AsyncDedupStore#onExecutor}
+     */
+    @Override
+    public final AsyncDedupStore async() {
+        AsyncDedupStore view = asyncView;
+        if (view == null) {
+            AsyncBackend backend = asyncBackend();
+            if (backend == null) {
+                throw new UnsupportedOperationException(getClass().getName() + " has no non-blocking client; run"
+                        + " its blocking calls on an executor of yours: AsyncDedupStore.onExecutor(store, executor)");
+            }
+            view = new CheckedAsyncStore(namespace, this::checkOpen, backend);
+            asyncView = view; // a race builds two equal views; either will do
+        }
+        return view;
+    }
+
+    /**
+     * The store's non-blocking operations, for {@link #async()}; called once, after construction. A store whose
+     * client blocks returns null (this default), and {@link #async()} then points at
+     * {@link AsyncDedupStore#onExecutor}.
+     *
+     * @return the backend's non-blocking operations, or null when its client blocks
+     */
+    protected AsyncBackend asyncBackend() {
+        return null;
     }
 
     @Override
@@ -246,19 +276,10 @@ public abstract class AbstractDedupStore implements DedupStore {
         return results;
     }
 
-    private void checkOpen() {
+    /** Refuses calls after {@link #close()}; the async views run it on the caller's thread too. */
+    final void checkOpen() {
         if (closed.get()) {
             throw new IllegalStateException("this dedup store (namespace '" + namespace + "') is closed");
-        }
-    }
-
-    private void checkClaim(Claim claim) {
-        if (claim == null) {
-            throw new IllegalArgumentException("claim must not be null; pass the Claim that claim() returned");
-        }
-        if (!claim.namespace().equals(namespace)) {
-            throw new IllegalArgumentException("claim belongs to namespace '" + claim.namespace()
-                    + "', but this store's namespace is '" + namespace + "'");
         }
     }
 }

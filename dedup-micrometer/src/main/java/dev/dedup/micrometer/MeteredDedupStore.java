@@ -1,5 +1,6 @@
 package dev.dedup.micrometer;
 
+import dev.dedup.AsyncDedupStore;
 import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
 import dev.dedup.DedupStore;
@@ -141,6 +142,21 @@ public final class MeteredDedupStore implements DedupStore {
     /** {@return the store this one measures} */
     public DedupStore delegate() {
         return store;
+    }
+
+    /**
+     * Not metered yet: the metrics and observations cover the blocking calls only. Use
+     * {@code AsyncDedupStore.onExecutor(meteredStore, executor)} for metered non-blocking calls on your executor, or
+     * {@code delegate().async()} for the backend's native async API, unmetered.
+     *
+     * @return never
+     * @throws UnsupportedOperationException always, naming both ways
+     */
+    @Override
+    public AsyncDedupStore async() {
+        throw new UnsupportedOperationException("MeteredDedupStore does not meter the async API yet: use"
+                + " AsyncDedupStore.onExecutor(meteredStore, executor) (metered, on your executor) or"
+                + " delegate().async() (the backend's native async API, unmetered)");
     }
 
     /** {@code RedisDedupStore} → {@code redis}: the class name without its suffix, in lower case. */

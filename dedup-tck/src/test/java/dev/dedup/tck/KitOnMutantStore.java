@@ -23,7 +23,8 @@ class KitOnMutantStore extends DedupStoreContractTest {
 
     @Override
     protected DedupStore openStore(String namespace) {
-        return new MutantDedupStore(namespace, mutation, records);
+        MutantDedupStore store = new MutantDedupStore(namespace, mutation, records);
+        return mutation == Mutation.ASYNC_FINISH_BEFORE_WRITE ? BlockingOverAsync.of(store) : store;
     }
 
     @Override

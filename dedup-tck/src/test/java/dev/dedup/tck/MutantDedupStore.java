@@ -6,6 +6,7 @@ import dev.dedup.Duplicate;
 import dev.dedup.KeyRecord;
 import dev.dedup.RecordState;
 import dev.dedup.spi.AbstractDedupStore;
+import dev.dedup.spi.AsyncBackend;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -15,7 +16,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A map-backed store that keeps the contract, except for the one {@link Mutation} it is built with: the kit must
@@ -51,7 +56,9 @@ final class MutantDedupStore extends AbstractDedupStore {
         INSPECT_SHOWS_EXPIRED("inspect reports a record whose expiry has passed, as if the backend's late deletion"
                 + " decided"),
         FORGET_KEEPS_RECORD("forget reports the live record removed but does not delete it"),
-        FORGET_IGNORES_NAMESPACE("forget deletes the key in every namespace");
+        FORGET_IGNORES_NAMESPACE("forget deletes the key in every namespace"),
+        ASYNC_FINISH_BEFORE_WRITE("the async view reports complete and fail done at once and writes the record"
+                + " later (the kit runs through store.async())");
 
         final String description;
 
@@ -77,6 +84,53 @@ final class MutantDedupStore extends AbstractDedupStore {
         super(namespace);
         this.mutation = Objects.requireNonNull(mutation, "mutation");
         this.records = Objects.requireNonNull(records, "records");
+    }
+
+    @Override
+    protected AsyncBackend asyncBackend() {
+        AsyncBackend direct = AsyncBackend.blockingOn(this, Runnable::run);
+        return mutation == Mutation.ASYNC_FINISH_BEFORE_WRITE ? new EarlyFinish(direct) : direct;
+    }
+
+    /** Answers complete and fail with true at once and writes the record a moment later, as a broken driver might. */
+    private record EarlyFinish(AsyncBackend direct) implements AsyncBackend {
+        private static final Executor LATER = CompletableFuture.delayedExecutor(200, TimeUnit.MILLISECONDS, Runnable::run);
+
+        @Override
+        public CompletionStage<ClaimResult> claim(String key, Duration lease, byte[] fingerprint) {
+            return direct.claim(key, lease, fingerprint);
+        }
+
+        @Override
+        public CompletionStage<Boolean> finish(Claim claim, RecordState outcome, Duration retention, byte[] payload) {
+            LATER.execute(() -> direct.finish(claim, outcome, retention, payload));
+            return CompletableFuture.completedFuture(true);
+        }
+
+        @Override
+        public CompletionStage<Boolean> release(Claim claim) {
+            return direct.release(claim);
+        }
+
+        @Override
+        public CompletionStage<Boolean> extend(Claim claim, Duration lease) {
+            return direct.extend(claim, lease);
+        }
+
+        @Override
+        public CompletionStage<List<ClaimResult>> claimAll(List<String> keys, Duration lease) {
+            return direct.claimAll(keys, lease);
+        }
+
+        @Override
+        public CompletionStage<KeyRecord> inspect(String key) {
+            return direct.inspect(key);
+        }
+
+        @Override
+        public CompletionStage<Boolean> forget(String key) {
+            return direct.forget(key);
+        }
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.dedup.examples.readme;
 
+import dev.dedup.AsyncDedupStore;
 import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
 import dev.dedup.KeyRecord;
@@ -19,6 +20,7 @@ interface SpiAtAGlance {
     List<ClaimResult> claimAll(List<String> keys, Duration lease);    // one result per key, input order
     Optional<KeyRecord> inspect(String key);                          // operators: the live record, read-only
     boolean forget(String key);                                       // operators: delete it, whatever state and owner
+    AsyncDedupStore async();                                          // the same calls, returning CompletionStage
     void close();
     // end
 }

@@ -22,7 +22,7 @@ import java.util.concurrent.TimeoutException;
  * fails at once, so an outage never makes calls wait.
  */
 final class RedisCalls {
-    private static final long RESEND_PAUSE_MILLIS = 20;
+    static final long RESEND_PAUSE_MILLIS = 20;
 
     private final Duration timeout;
 

@@ -8,6 +8,7 @@ import dev.dedup.Duplicate;
 import dev.dedup.KeyRecord;
 import dev.dedup.RecordState;
 import dev.dedup.spi.AbstractDedupStore;
+import dev.dedup.spi.AsyncBackend;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -50,6 +51,7 @@ public final class RedisDedupStore extends AbstractDedupStore {
     private static final Pattern PREFIX = Pattern.compile("[A-Za-z0-9._-]{1,64}");
     private static final byte[] FIRST = {'0'};
     private static final byte[] RESEND = {'1'};
+    private static final RedisCalls.Arguments NO_ARGUMENTS = resend -> new byte[0][];
 
     private final RedisTopology topology;
     private final String keyPrefix;
@@ -177,7 +179,7 @@ public final class RedisDedupStore extends AbstractDedupStore {
         return new Duplicate(key, existing.state(), expiresAt, existing.result(), existing.fingerprint());
     }
 
-    private static byte[][] claimArguments(String owner, Duration lease, byte[] fingerprint) {
+    static byte[][] claimArguments(String owner, Duration lease, byte[] fingerprint) {
         return fingerprint == null ? new byte[][] {ascii(owner), millis(lease)}
                 : new byte[][] {ascii(owner), millis(lease), fingerprint};
     }
@@ -195,11 +197,33 @@ public final class RedisDedupStore extends AbstractDedupStore {
             releaseQuietly(claims);
             throw RedisErrors.translate("claim (WAIT)", e instanceof ExecutionException ? e.getCause() : e);
         }
-        if (acknowledged == null || acknowledged < replicas) {
+        if (tooFewReplicas(acknowledged)) {
             releaseQuietly(claims);
-            throw new DedupStoreException("Redis dedup store claim reached " + acknowledged + " of " + replicas
-                    + " replicas within " + replicaTimeout + "; the claim was released", null, true);
+            throw replicaShortfall(acknowledged);
         }
+    }
+
+    /** Whether a WAIT's answer leaves the claim short of the replicas it needs. */
+    boolean tooFewReplicas(Long acknowledged) {
+        return acknowledged == null || acknowledged < replicas;
+    }
+
+    /** The failure of a claim too few replicas acknowledged; the caller has released it. */
+    DedupStoreException replicaShortfall(Long acknowledged) {
+        return new DedupStoreException("Redis dedup store claim reached " + acknowledged + " of " + replicas
+                + " replicas within " + replicaTimeout + "; the claim was released", null, true);
+    }
+
+    int replicas() {
+        return replicas;
+    }
+
+    Duration replicaTimeout() {
+        return replicaTimeout;
+    }
+
+    RedisTopology topology() {
+        return topology;
     }
 
     /** Releases claims this store just won, best effort; returns the keys it could not release. */
@@ -233,8 +257,7 @@ public final class RedisDedupStore extends AbstractDedupStore {
 
     @Override
     protected boolean doFinish(Claim claim, RecordState outcome, Duration retention, byte[] payload) {
-        String operation = outcome == RecordState.FAILED ? "fail" : "complete";
-        return replace(claim, outcome, retention, payload, operation);
+        return replace(claim, outcome, retention, payload, finishName(outcome));
     }
 
     @Override
@@ -244,17 +267,28 @@ public final class RedisDedupStore extends AbstractDedupStore {
 
     @Override
     protected boolean doRelease(Claim claim) {
+        return done(calls.run(topology.routed(), RedisScripts.RELEASE, ScriptOutputType.INTEGER,
+                redisKey(claim.key()), releaseArguments(claim), "release", calls.deadline(), false));
+    }
+
+    static RedisCalls.Arguments releaseArguments(Claim claim) {
         byte[] owner = ascii(claim.owner());
-        Long done = calls.run(topology.routed(), RedisScripts.RELEASE, ScriptOutputType.INTEGER,
-                redisKey(claim.key()), resend -> new byte[][] {owner, resend ? RESEND : FIRST}, "release",
-                calls.deadline(), false);
-        return done != null && done == 1L;
+        return resend -> new byte[][] {owner, resend ? RESEND : FIRST};
+    }
+
+    /** An owner-checked script's answer: 1 when it changed the record. */
+    static boolean done(Long reply) {
+        return reply != null && reply == 1L;
     }
 
     @Override
     protected KeyRecord doInspect(String key) {
-        List<Object> reply = calls.run(topology.routed(), RedisScripts.INSPECT, ScriptOutputType.MULTI,
-                redisKey(key), resend -> new byte[0][], "inspect", calls.deadline(), false);
+        return inspectResult(key, calls.run(topology.routed(), RedisScripts.INSPECT, ScriptOutputType.MULTI,
+                redisKey(key), NO_ARGUMENTS, "inspect", calls.deadline(), false));
+    }
+
+    /** Reads an inspect script's reply: {found, server expiry, record}. */
+    static KeyRecord inspectResult(String key, List<Object> reply) {
         if ((Long) reply.get(0) == 0L) {
             return null;
         }
@@ -268,21 +302,48 @@ public final class RedisDedupStore extends AbstractDedupStore {
     @Override
     protected boolean doForget(String key) {
         // A resend after a lost reply finds the key gone and answers false for a delete the first attempt made.
-        Long deleted = calls.run(topology.routed(), RedisScripts.FORGET, ScriptOutputType.INTEGER, redisKey(key),
-                resend -> new byte[0][], "forget", calls.deadline(), false);
-        return deleted != null && deleted == 1L;
+        return done(calls.run(topology.routed(), RedisScripts.FORGET, ScriptOutputType.INTEGER, redisKey(key),
+                NO_ARGUMENTS, "forget", calls.deadline(), false));
     }
 
     private boolean replace(Claim claim, RecordState state, Duration ttl, byte[] payload, String operation) {
+        return done(calls.run(topology.routed(), RedisScripts.REPLACE, ScriptOutputType.INTEGER,
+                redisKey(claim.key()), replaceArguments(claim, state, ttl, payload), operation, calls.deadline(),
+                false));
+    }
+
+    /** The replace script's arguments: complete, fail and extend are one owner-checked rewrite of the record. */
+    static RedisCalls.Arguments replaceArguments(Claim claim, RecordState state, Duration ttl, byte[] payload) {
         byte[] owner = ascii(claim.owner());
         byte[] code = RedisRecord.code(state);
         byte[] millis = millis(ttl);
-        Long done = calls.run(topology.routed(), RedisScripts.REPLACE, ScriptOutputType.INTEGER,
-                redisKey(claim.key()), resend -> payload == null
-                        ? new byte[][] {owner, code, millis, resend ? RESEND : FIRST}
-                        : new byte[][] {owner, code, millis, resend ? RESEND : FIRST, payload},
-                operation, calls.deadline(), false);
-        return done != null && done == 1L;
+        return resend -> payload == null
+                ? new byte[][] {owner, code, millis, resend ? RESEND : FIRST}
+                : new byte[][] {owner, code, millis, resend ? RESEND : FIRST, payload};
+    }
+
+    /** The operation name a finish reports in its errors. */
+    static String finishName(RecordState outcome) {
+        return outcome == RecordState.FAILED ? "fail" : "complete";
+    }
+
+    @Override
+    protected AsyncBackend asyncBackend() {
+        return new RedisAsyncBackend(this);
+    }
+
+    /** A fresh owner token, for the async backend (the base class's is protected). */
+    static String freshOwner() {
+        return newOwnerToken();
+    }
+
+    /** The base class's batch helpers, for the async backend. */
+    static Map<String, String> distinctOwners(List<String> keys) {
+        return ownersOfDistinctKeys(keys);
+    }
+
+    static List<ClaimResult> ordered(List<String> keys, Map<String, ClaimResult> byDistinctKey) {
+        return inInputOrder(keys, byDistinctKey);
     }
 
     @Override

@@ -7,6 +7,7 @@ import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
+import io.netty.util.Timer;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -28,6 +29,9 @@ interface RedisTopology {
     /** True for a Cluster. */
     boolean cluster();
 
+    /** The client's own timer, for the deadlines and resend pauses of non-blocking calls. */
+    Timer timer();
+
     static RedisTopology standalone(StatefulRedisConnection<String, byte[]> connection) {
         return new RedisTopology() {
             @Override
@@ -48,6 +52,11 @@ interface RedisTopology {
             @Override
             public boolean cluster() {
                 return false;
+            }
+
+            @Override
+            public Timer timer() {
+                return connection.getResources().timer();
             }
         };
     }
@@ -92,6 +101,11 @@ interface RedisTopology {
             @Override
             public boolean cluster() {
                 return true;
+            }
+
+            @Override
+            public Timer timer() {
+                return connection.getResources().timer();
             }
         };
     }

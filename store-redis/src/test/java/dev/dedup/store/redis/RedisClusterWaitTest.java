@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.dedup.Claim;
+import dev.dedup.DedupStore;
 import dev.dedup.DedupStoreException;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisFuture;
@@ -53,14 +54,15 @@ class RedisClusterWaitTest {
     @Test
     @DisplayName("while the key's replica cannot acknowledge, a claim with WAIT 1 fails and frees the key")
     void waitCountsTheReplicasOfTheClaimsOwnWrite() throws Exception {
-        RedisDedupStore store = RedisDedupStore.builder(connection).namespace("wait-" + UUID.randomUUID()
+        RedisDedupStore redis = RedisDedupStore.builder(connection).namespace("wait-" + UUID.randomUUID()
                 .toString().substring(0, 8)).waitForReplicas(1, Duration.ofMillis(300)).build();
+        DedupStore store = view(redis);
         String tag = "{" + UUID.randomUUID() + "}"; // both keys in one slot, so on one master
         String key = tag + "-k";
         // A first claim opens the store's connections to the master: a WAIT sent later on a connection other than
         // the write's counts replicas against that connection's older writes and returns at once.
         assertThat(store.claim(tag + "-warm-up", Duration.ofMinutes(1))).isInstanceOf(Claim.class);
-        RedisClusterNode replica = replicaOf(store.redisKey(key));
+        RedisClusterNode replica = replicaOf(redis.redisKey(key));
 
         RedisClient replicaClient = RedisClient.create(RedisURI.create("redis://" + replica.getUri().getHost() + ":"
                 + replica.getUri().getPort()));
@@ -83,14 +85,19 @@ class RedisClusterWaitTest {
     @Test
     @DisplayName("no master known for the key's slot (a topology change) is a retryable DedupStoreException")
     void unknownMasterIsRetryable() {
-        RedisDedupStore store = RedisDedupStore.builder(connection).namespace("wait-gap")
-                .waitForReplicas(1, Duration.ofMillis(300)).build();
+        DedupStore store = view(RedisDedupStore.builder(connection).namespace("wait-gap")
+                .waitForReplicas(1, Duration.ofMillis(300)).build());
         connection.getPartitions().clear(); // this connection's view, as between two topology refreshes
 
         assertThatThrownBy(() -> store.claim("k-" + UUID.randomUUID(), Duration.ofMinutes(1)))
                 .isInstanceOf(DedupStoreException.class)
                 .satisfies(e -> assertThat(((DedupStoreException) e).isRetryable()).isTrue())
                 .hasMessageContaining("no master known for slot");
+    }
+
+    /** The store the tests call: the blocking store itself here, its async view in the async variant. */
+    DedupStore view(RedisDedupStore store) {
+        return store;
     }
 
     private RedisClusterNode replicaOf(String redisKey) {

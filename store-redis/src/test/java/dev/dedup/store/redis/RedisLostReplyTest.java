@@ -35,9 +35,14 @@ class RedisLostReplyTest {
         URI server = URI.create(RedisTestSupport.standaloneUrl());
         proxy = FaultProxy.start(server.getHost(), server.getPort());
         String namespace = "lost-" + UUID.randomUUID().toString().substring(0, 8);
-        faulty = DedupStores.open("redis://" + proxy.host() + ":" + proxy.port() + "?namespace=" + namespace
+        faulty = open("redis://" + proxy.host() + ":" + proxy.port() + "?namespace=" + namespace
                 + "&timeout=2s");
         direct = DedupStores.open(RedisTestSupport.standaloneUrl() + "?namespace=" + namespace);
+    }
+
+    /** Opens the store behind the proxy; the async variant wraps it. */
+    DedupStore open(String uri) {
+        return DedupStores.open(uri);
     }
 
     @AfterEach

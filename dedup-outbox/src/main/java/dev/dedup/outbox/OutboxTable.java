@@ -12,10 +12,14 @@ final class OutboxTable {
         this.table = name.qualified();
     }
 
+    /**
+     * The table. {@code message_id} is a random UUID, unique by its 122 random bits without a unique index that every
+     * append would maintain (a random key lands on a random index page); nothing looks an event up by it.
+     */
     String createTable() {
         return "CREATE TABLE IF NOT EXISTS " + table + " (\n"
                 + "    id           bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,\n"
-                + "    message_id   text        NOT NULL UNIQUE,\n"
+                + "    message_id   uuid        NOT NULL,\n"
                 + "    destination  text        NOT NULL,\n"
                 + "    key          text,\n"
                 + "    payload      bytea       NOT NULL,\n"
@@ -107,7 +111,7 @@ final class OutboxTable {
 
     String append() {
         return "INSERT INTO " + table + " (message_id, destination, key, payload, headers)"
-                + " VALUES (?, ?, ?, ?, jsonb_object(?::text[], ?::text[]))";
+                + " VALUES (?::uuid, ?, ?, ?, jsonb_object(?::text[], ?::text[]))";
     }
 
     /**

@@ -174,6 +174,11 @@ public final class FaultProxy implements AutoCloseable {
             }
             Connection connection = new Connection(client, server);
             connections.add(connection);
+            if (refusing) {
+                // Refused while it was being connected, before it was in the set: cutConnections missed it.
+                connection.close();
+                continue;
+            }
             if (!blackHole) {
                 connection.pump(client, server, false);
                 connection.pump(server, client, true);

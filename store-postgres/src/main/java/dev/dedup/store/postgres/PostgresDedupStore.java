@@ -24,8 +24,8 @@ import java.util.Objects;
 import javax.sql.DataSource;
 
 /**
- * A {@link DedupStore} on PostgreSQL. Each claim is one statement and one round trip: insert the key, or take over
- * its expired row, or report the live row (see {@link PostgresTable#claim()}). Expiry is decided by the server's
+ * A {@link DedupStore} on PostgreSQL. A claim is one statement and one round trip: insert the key, or report the row
+ * in the way (see {@link PostgresTable#claim()}); only an expired row costs a second, the take-over. Expiry is decided by the server's
  * clock ({@code statement_timestamp()}), so the application servers' clocks do not matter.
  *
  * <pre>{@code
@@ -41,10 +41,10 @@ public final class PostgresDedupStore extends AbstractDedupStore {
      * The SQL of every operation, built once per table: one set for pooled connections, where a lapsed lease ends
      * the claim, and one for the {@link #inTransaction} views, where it cannot (see {@link PostgresTable#complete}).
      */
-    private record Statements(String claim, String claimAll, String complete, String release, String extend,
-            String stateOfOwner, String inspect, String forget) {
+    private record Statements(String claim, String takeOver, String claimAll, String complete, String release,
+            String extend, String stateOfOwner, String inspect, String forget) {
         static Statements of(PostgresTable table, boolean leaseClock) {
-            return new Statements(table.claim(), table.claimAll(), table.complete(leaseClock),
+            return new Statements(table.claim(), table.takeOver(), table.claimAll(), table.complete(leaseClock),
                     table.release(leaseClock), table.extend(leaseClock), table.stateOfOwner(), table.inspect(),
                     table.forget());
         }
@@ -188,23 +188,46 @@ public final class PostgresDedupStore extends AbstractDedupStore {
         Connections.Work<ClaimResult> claim = connection -> {
             SnapshotRaces races = new SnapshotRaces(namespace(), timeout);
             while (true) {
-                try (PreparedStatement statement = connection.prepareStatement(sql.claim())) {
-                    statement.setQueryTimeout(timeoutSeconds);
-                    statement.setString(1, namespace());
-                    statement.setString(2, key);
-                    statement.setString(3, owner);
-                    statement.setLong(4, lease.toMillis());
-                    statement.setBytes(5, fingerprint);
-                    try (ResultSet row = statement.executeQuery()) {
-                        if (row.next()) {
-                            return toResult(key, owner, row);
-                        }
-                    }
+                ClaimResult result = claimOnce(connection, key, owner, lease, fingerprint);
+                if (result != null) {
+                    return result;
                 }
                 races.beforeRerun(connection);
             }
         };
         return connections.runResending(claim, claim, "claim");
+    }
+
+    /** The claim statement, then the take-over if it met an expired row; null when the claim must run again. */
+    private ClaimResult claimOnce(Connection connection, String key, String owner, Duration lease,
+            byte[] fingerprint) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(sql.claim())) {
+            statement.setQueryTimeout(timeoutSeconds);
+            statement.setString(1, namespace());
+            statement.setString(2, key);
+            statement.setString(3, owner);
+            statement.setLong(4, lease.toMillis());
+            statement.setBytes(5, fingerprint);
+            try (ResultSet row = statement.executeQuery()) {
+                if (!row.next()) {
+                    return null; // the row was committed after the snapshot
+                }
+                if (row.getBoolean("live")) {
+                    return toResult(key, owner, row);
+                }
+            }
+        }
+        try (PreparedStatement statement = connection.prepareStatement(sql.takeOver())) {
+            statement.setQueryTimeout(timeoutSeconds);
+            statement.setString(1, owner);
+            statement.setLong(2, lease.toMillis());
+            statement.setBytes(3, fingerprint);
+            statement.setString(4, namespace());
+            statement.setString(5, key);
+            try (ResultSet row = statement.executeQuery()) {
+                return row.next() ? toResult(key, owner, row) : null; // none: taken over or purged meanwhile
+            }
+        }
     }
 
     @Override

@@ -139,13 +139,13 @@ final class PostgresTable {
     }
 
     /**
-     * The claim in one statement. Insert when absent (a live duplicate costs no write: DO NOTHING takes no lock);
-     * otherwise read the row once ({@code found}), and take it over when that read shows it expired; otherwise it
-     * is the live row. It returns one row: ours (claimed) or the holder's (duplicate). It returns none when a
+     * The claim's one statement: insert the key when absent (a live duplicate costs no write and takes no lock:
+     * DO NOTHING), else read the row once. It returns one row, ours or the one in the way, with {@code live}: whether
+     * that row's expiry is still ahead by the server's clock. An expired row is taken over by {@link #takeOver()},
+     * a second statement on a path that is rare by design (a lapsed lease, or a record the purge has not reached),
+     * so the common fresh claim and live duplicate do not pay for an UPDATE in their plan. It returns no row when a
      * concurrent transaction committed the row after this statement's snapshot was taken; the caller then runs it
-     * again. The take-over runs only after that read found the row expired, so a live duplicate costs one read and
-     * no take-over probe. A take-over replaces the fingerprint.
-     * Parameters: namespace, key, owner, lease in ms, fingerprint (or null).
+     * again. Parameters: namespace, key, owner, lease in ms, fingerprint (or null).
      */
     String claim() {
         return "WITH p AS (SELECT ?::text AS namespace, ?::text AS key, ?::text AS owner,"
@@ -155,20 +155,26 @@ final class PostgresTable {
                 + " (namespace, key, owner, state, expires_at, created_at, fingerprint)"
                 + " SELECT namespace, key, owner, 'IN_PROGRESS', expires_at, statement_timestamp(), fingerprint FROM p"
                 + " ON CONFLICT (namespace, key) DO NOTHING"
-                + " RETURNING owner, state, expires_at, result, fingerprint),\n"
-                + "found AS (SELECT t.owner, t.state, t.expires_at, t.result, t.fingerprint FROM " + qualified
-                + " AS t, p WHERE t.namespace = p.namespace AND t.key = p.key AND NOT EXISTS (SELECT 1 FROM ins)),\n"
-                + "takeover AS (UPDATE " + qualified + " AS t SET owner = p.owner, state = 'IN_PROGRESS',"
-                + " expires_at = p.expires_at, result = NULL, created_at = statement_timestamp(), completed_at = NULL,"
-                + " fingerprint = p.fingerprint"
-                + " FROM p WHERE t.namespace = p.namespace AND t.key = p.key"
-                + " AND t.expires_at <= statement_timestamp()"
-                + " AND EXISTS (SELECT 1 FROM found WHERE found.expires_at <= statement_timestamp())"
-                + " RETURNING t.owner, t.state, t.expires_at, t.result, t.fingerprint)\n"
-                + "SELECT owner, state, expires_at, result, fingerprint FROM ins\n"
-                + "UNION ALL SELECT owner, state, expires_at, result, fingerprint FROM takeover\n"
-                + "UNION ALL SELECT owner, state, expires_at, result, fingerprint FROM found"
-                + " WHERE expires_at > statement_timestamp()";
+                + " RETURNING owner, state, expires_at, result, fingerprint)\n"
+                + "SELECT owner, state, expires_at, result, fingerprint, true AS live FROM ins\n"
+                + "UNION ALL SELECT t.owner, t.state, t.expires_at, t.result, t.fingerprint,"
+                + " t.expires_at > statement_timestamp() FROM " + qualified + " AS t, p"
+                + " WHERE t.namespace = p.namespace AND t.key = p.key AND NOT EXISTS (SELECT 1 FROM ins)";
+    }
+
+    /**
+     * Takes over a row {@link #claim()} found expired, if it still is: the check and the write are one UPDATE, so
+     * of two claimers racing for it one wins and the other, re-checking the row after the winner commits (READ
+     * COMMITTED), updates nothing. A take-over replaces the fingerprint. Returns the new row, or none when the row
+     * is no longer expired or is gone (the caller claims again). Parameters: owner, lease in ms, fingerprint (or
+     * null), namespace, key.
+     */
+    String takeOver() {
+        return "UPDATE " + qualified + " SET owner = ?, state = 'IN_PROGRESS',"
+                + " expires_at = statement_timestamp() + ?::bigint * interval '1 millisecond', result = NULL,"
+                + " created_at = statement_timestamp(), completed_at = NULL, fingerprint = ?"
+                + " WHERE namespace = ? AND key = ? AND expires_at <= statement_timestamp()"
+                + " RETURNING owner, state, expires_at, result, fingerprint";
     }
 
     /**

@@ -30,7 +30,8 @@ import org.openjdk.jmh.annotations.Threads;
  * waits for a free slot in the window, issues one call and returns; the reply frees the slot. Every reply is
  * checked: a fresh key that comes back as anything but a claim fails the iteration.
  *
- * <p>Not part of {@code bench.sh}'s plan; run it by name (see docs/benchmarks.md).
+ * <p>{@code bench.sh} runs it at depth 64 for the stores of {@link AsyncGroup}; run it by name for others (see
+ * docs/benchmarks.md).
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)

@@ -6,8 +6,6 @@ import java.util.ArrayList;
 import java.util.List;
 import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
 import org.openjdk.jmh.runner.options.Options;
-import org.openjdk.jmh.runner.options.OptionsBuilder;
-import org.openjdk.jmh.runner.options.TimeValue;
 
 /**
  * One JMH run: one operation of one store, the dedup store's benchmark and its raw baseline's back to back (so the
@@ -46,19 +44,11 @@ record BenchGroup(BenchStore store, int threads, Operation operation, List<Integ
 
     @Override
     public Options options(Profile profile) {
-        ChainedOptionsBuilder options = new OptionsBuilder()
+        ChainedOptionsBuilder options = profile.jmhOptions()
                 .include(method(StoreBenchmark.class))
                 .param("store", store.param())
                 .param("prefilledRows", tableSizes.stream().map(String::valueOf).toArray(String[]::new))
-                .threads(threads)
-                .forks(profile.forks())
-                .warmupIterations(profile.warmupIterations())
-                .measurementIterations(profile.measurementIterations())
-                .measurementTime(TimeValue.milliseconds(profile.measurementTime().toMillis()))
-                .shouldFailOnError(true); // a broken guard must stop the run, not leave a hole in the table
-        if (profile.warmupIterations() > 0) {
-            options.warmupTime(TimeValue.milliseconds(profile.warmupTime().toMillis()));
-        }
+                .threads(threads);
         if (store.hasBaseline()) {
             options.include(method(BaselineBenchmark.class));
         }

@@ -4,10 +4,7 @@ import dev.dedup.benchmarks.fixture.BenchStore;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
 import org.openjdk.jmh.runner.options.Options;
-import org.openjdk.jmh.runner.options.OptionsBuilder;
-import org.openjdk.jmh.runner.options.TimeValue;
 
 /**
  * The Kafka adapter's run: {@link KafkaBenchmark}'s loops, the no-dedup reference first, then the adapter and the
@@ -49,18 +46,10 @@ record KafkaGroup(List<String> loops) implements JmhRun {
 
     @Override
     public Options options(Profile profile) {
-        ChainedOptionsBuilder options = new OptionsBuilder()
+        return profile.jmhOptions()
                 .include("^" + KafkaBenchmark.class.getName().replace(".", "\\.") + "\\.poll$")
                 .param("loop", loops.toArray(String[]::new))
                 .threads(1)
-                .forks(profile.forks())
-                .warmupIterations(profile.warmupIterations())
-                .measurementIterations(profile.measurementIterations())
-                .measurementTime(TimeValue.milliseconds(profile.measurementTime().toMillis()))
-                .shouldFailOnError(true);
-        if (profile.warmupIterations() > 0) {
-            options.warmupTime(TimeValue.milliseconds(profile.warmupTime().toMillis()));
-        }
-        return options.build();
+                .build();
     }
 }

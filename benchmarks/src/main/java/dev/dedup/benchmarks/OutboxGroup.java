@@ -1,9 +1,6 @@
 package dev.dedup.benchmarks;
 
-import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
 import org.openjdk.jmh.runner.options.Options;
-import org.openjdk.jmh.runner.options.OptionsBuilder;
-import org.openjdk.jmh.runner.options.TimeValue;
 
 /**
  * The transactional outbox's run: {@link OutboxBenchmark}'s seven benchmarks on PostgreSQL, Kafka and RabbitMQ, one
@@ -23,17 +20,9 @@ record OutboxGroup() implements JmhRun {
 
     @Override
     public Options options(Profile profile) {
-        ChainedOptionsBuilder options = new OptionsBuilder()
+        return profile.jmhOptions()
                 .include("^" + OutboxBenchmark.class.getName().replace(".", "\\.") + "\\.")
                 .threads(1)
-                .forks(profile.forks())
-                .warmupIterations(profile.warmupIterations())
-                .measurementIterations(profile.measurementIterations())
-                .measurementTime(TimeValue.milliseconds(profile.measurementTime().toMillis()))
-                .shouldFailOnError(true);
-        if (profile.warmupIterations() > 0) {
-            options.warmupTime(TimeValue.milliseconds(profile.warmupTime().toMillis()));
-        }
-        return options.build();
+                .build();
     }
 }

@@ -4,6 +4,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.stream.Collectors;
+import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
 
 /**
  * How long JMH measures. {@link #FULL} is sized for a 2-core machine (minutes, not hours) and run on an idle one;
@@ -32,6 +35,23 @@ record Profile(String name, int forks, int warmupIterations, Duration warmupTime
     Profile withThreads(List<Integer> threads) {
         return new Profile(name, forks, warmupIterations, warmupTime, measurementIterations, measurementTime, threads,
                 postgresTableSizes);
+    }
+
+    /**
+     * JMH options with this profile's forks, warm-up and measurement, failing the run on a benchmark's error (a broken
+     * guard must stop the run, not leave a hole in the table); each run adds what it measures and its threads.
+     */
+    ChainedOptionsBuilder jmhOptions() {
+        ChainedOptionsBuilder options = new OptionsBuilder()
+                .forks(forks)
+                .warmupIterations(warmupIterations)
+                .measurementIterations(measurementIterations)
+                .measurementTime(TimeValue.milliseconds(measurementTime.toMillis()))
+                .shouldFailOnError(true);
+        if (warmupIterations > 0) {
+            options.warmupTime(TimeValue.milliseconds(warmupTime.toMillis()));
+        }
+        return options;
     }
 
     String describe() {

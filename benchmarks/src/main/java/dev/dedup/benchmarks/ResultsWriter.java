@@ -1,6 +1,7 @@
 package dev.dedup.benchmarks;
 
 import dev.dedup.benchmarks.fixture.BenchStore;
+import dev.dedup.benchmarks.report.AsyncReport;
 import dev.dedup.benchmarks.report.KafkaMeasurement;
 import dev.dedup.benchmarks.report.KafkaReport;
 import dev.dedup.benchmarks.report.Machine;
@@ -24,8 +25,8 @@ import org.openjdk.jmh.results.format.ResultFormatFactory;
 import org.openjdk.jmh.results.format.ResultFormatType;
 
 /**
- * Writes a run's three files: results.json with JMH's own JSON writer, then results.md (the stores, then the Kafka
- * adapter's and the outbox's sections) and results.svg (the stores).
+ * Writes a run's three files: results.json with JMH's own JSON writer, then results.md (the stores, then the async
+ * API's, the Kafka adapter's and the outbox's sections) and results.svg (the stores).
  */
 final class ResultsWriter {
     private ResultsWriter() {}
@@ -39,9 +40,11 @@ final class ResultsWriter {
         }
 
         List<Measurement> measurements = results.stream()
-                .filter(result -> !KafkaMeasurement.isKafka(result) && !OutboxReport.isOutbox(result))
+                .filter(result -> !KafkaMeasurement.isKafka(result) && !OutboxReport.isOutbox(result)
+                        && !AsyncReport.isAsync(result))
                 .map(Measurement::of).toList();
         List<RunResult> outbox = results.stream().filter(OutboxReport::isOutbox).toList();
+        List<AsyncReport.Cell> async = AsyncReport.cells(results.stream().filter(AsyncReport::isAsync).toList());
         List<KafkaMeasurement> kafka = results.stream().filter(KafkaMeasurement::isKafka)
                 .map(KafkaMeasurement::of).toList();
         List<String> storeOrder = stores.stream().map(BenchStore::param).toList();
@@ -51,6 +54,7 @@ final class ResultsWriter {
                         + ", " + profile.name() + " profile",
                 profile.describe(), Machine.describe(), notes(stores, failure), profile == Profile.QUICK);
         Files.writeString(directory.resolve("results.md"), MarkdownReport.render(rows, context)
+                + AsyncReport.render(async, profile == Profile.QUICK)
                 + KafkaReport.render(kafka, profile == Profile.QUICK)
                 + OutboxReport.render(outbox, profile == Profile.QUICK));
         Files.writeString(directory.resolve("results.svg"), SvgChart.render(rows, context));

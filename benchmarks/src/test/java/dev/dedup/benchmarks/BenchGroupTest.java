@@ -85,4 +85,18 @@ class BenchGroupTest {
         assertThat(new OutboxGroup().benchmarks()).as("OutboxGroup.benchmarks()").isEqualTo((int) declared)
                 .isEqualTo(7);
     }
+
+    @Test
+    void asyncRunsTheRedisStoresAtDepth64OnOneCallerThread() {
+        AsyncGroup all = AsyncGroup.plan(List.of(BenchStore.values())).orElseThrow();
+        assertThat(all.stores()).containsExactly(BenchStore.REDIS, BenchStore.REDIS_CLUSTER);
+        assertThat(all.benchmarks()).isEqualTo(4);
+        assertThat(AsyncGroup.plan(List.of(BenchStore.POSTGRES))).isEmpty();
+
+        var options = all.options(Profile.QUICK);
+        assertThat(options.getIncludes()).containsExactly("^dev\\.dedup\\.benchmarks\\.AsyncDepthBenchmark\\.");
+        assertThat(options.getParameter("store").get()).containsExactly("redis", "redis-cluster");
+        assertThat(options.getParameter("depth").get()).containsExactly("64");
+        assertThat(options.getThreads().get()).isEqualTo(1);
+    }
 }

@@ -106,4 +106,16 @@ class ReportTest {
         assertThat(md).contains("| claimAll per poll >= 5x one claim per record, PostgreSQL | 4.0x | **missed** |");
         assertThat(KafkaReport.render(List.of(), false)).isEmpty();
     }
+
+    @Test
+    void asyncSectionShowsEachStoresShareOfItsDriverAndTheTarget() {
+        String md = AsyncReport.render(List.of(new AsyncReport.Cell("redis", 64, 45_000, 60_000),
+                new AsyncReport.Cell("redis-cluster", 64, 30_000, 40_000)), false);
+
+        assertThat(md).contains("| redis | 64 | 45,000 | 60,000 | 0.75 | **missed** |");
+        assertThat(md).contains("| redis-cluster | 64 | 30,000 | 40,000 | 0.75 | **missed** |");
+        assertThat(AsyncReport.render(List.of(new AsyncReport.Cell("redis", 64, 50_000, 60_000)), false))
+                .contains("| 0.83 | met |");
+        assertThat(AsyncReport.render(List.of(), false)).isEmpty();
+    }
 }

@@ -13,6 +13,7 @@ import dev.dedup.Duplicate;
 import dev.dedup.KeyRecord;
 import dev.dedup.RecordState;
 import dev.dedup.spi.AbstractDedupStore;
+import dev.dedup.spi.AsyncBackend;
 import dev.dedup.spi.ContentionRetry;
 import java.time.Clock;
 import java.time.Duration;
@@ -23,16 +24,16 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.ConditionalCheckFailedException;
 import software.amazon.awssdk.services.dynamodb.model.DeleteItemRequest;
+import software.amazon.awssdk.services.dynamodb.model.DeleteItemResponse;
 import software.amazon.awssdk.services.dynamodb.model.GetItemRequest;
+import software.amazon.awssdk.services.dynamodb.model.GetItemResponse;
 import software.amazon.awssdk.services.dynamodb.model.PutItemRequest;
 import software.amazon.awssdk.services.dynamodb.model.ReturnValue;
 import software.amazon.awssdk.services.dynamodb.model.ReturnValuesOnConditionCheckFailure;
@@ -53,6 +54,9 @@ import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
  * between the put and the read) tries again until decided or {@link Builder#claimDeadline} passes. A failed
  * {@code claimAll} releases the claims it had won before it throws ({@link DynamoDbBatchSettlement}).
  *
+ * <p>With an {@link Builder#asyncClient}, {@link #async()} is native ({@link DynamoDbAsyncBackend}): the same
+ * requests and rules, sent on the async client and finished in its callbacks, so no thread waits for a reply.
+ *
  * <p>DynamoDB conditions have no server clock, so "now" is this store's {@link Clock}: application servers must keep
  * their clocks within a small skew of each other (NTP), and leases must be much longer than that skew. TTL deletion
  * only cleans up; it can lag by days and never decides a claim.
@@ -63,22 +67,22 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
     static final Duration DEFAULT_CLAIM_DEADLINE = Duration.ofSeconds(2);
 
     private final DynamoDbClient client;
-    private final DynamoDbAsyncClient asyncClient;
     private final String table;
     private final Clock clock;
     private final int batchConcurrency;
     private final Duration claimDeadline;
     private final Runnable onClose;
+    private final DynamoDbAsyncBackend asyncBackend;
 
     private DynamoDbDedupStore(Builder builder) {
         super(builder.namespace);
         this.client = builder.client;
-        this.asyncClient = builder.asyncClient;
         this.table = builder.table;
         this.clock = builder.clock;
         this.batchConcurrency = builder.batchConcurrency;
         this.claimDeadline = builder.claimDeadline != null ? builder.claimDeadline : callTimeoutOf(builder.client);
         this.onClose = builder.onClose;
+        this.asyncBackend = builder.asyncClient == null ? null : new DynamoDbAsyncBackend(this, builder.asyncClient);
     }
 
     /**
@@ -98,18 +102,23 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
         return table;
     }
 
+    /** Native with an {@link Builder#asyncClient}: the same requests, finished in the SDK's callbacks. */
+    @Override
+    protected AsyncBackend asyncBackend() {
+        return asyncBackend; // null without an async client: async() then points at AsyncDedupStore.onExecutor
+    }
+
     @Override
     protected ClaimResult doClaim(String key, String owner, Duration lease, byte[] fingerprint) {
-        String partitionKey = DynamoDbItems.partitionKey(namespace(), key);
-        ContentionRetry retry = ContentionRetry.within(claimDeadline);
+        ContentionRetry retry = claimRetry();
         while (true) {
             Instant expiresAt = clock.instant().plus(lease);
             try {
-                client.putItem(claimRequest(partitionKey, owner, expiresAt, fingerprint));
-                return new Claim(namespace(), key, owner, truncated(expiresAt));
+                client.putItem(claimRequest(key, owner, expiresAt, fingerprint));
+                return claimed(key, owner, expiresAt);
             } catch (ConditionalCheckFailedException taken) {
-                ClaimResult decided = decide(key, owner, taken.hasItem() && !taken.item().isEmpty() ? taken.item()
-                        : readConsistently(partitionKey, "claim"));
+                Map<String, AttributeValue> item = refusedItem(taken);
+                ClaimResult decided = decide(key, owner, item != null ? item : readConsistently(key, "claim"));
                 if (decided != null) {
                     return decided;
                 }
@@ -124,7 +133,7 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
     @Override
     protected List<ClaimResult> doClaimAll(List<String> keys, Duration lease) {
         Map<String, String> ownerByKey = ownersOfDistinctKeys(keys);
-        Map<String, CompletableFuture<ClaimResult>> pending = asyncClient == null
+        Map<String, CompletableFuture<ClaimResult>> pending = asyncBackend == null
                 ? claimInTurn(ownerByKey, lease) : claimConcurrently(ownerByKey, lease);
         Map<String, ClaimResult> byKey = new DynamoDbBatchSettlement(this, ownerByKey, lease).settle(pending);
         return inInputOrder(keys, byKey);
@@ -162,51 +171,21 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
                         new DedupStoreException(STORE + " claimAll interrupted", e, true)));
                 break;
             }
-            CompletableFuture<ClaimResult> claim;
-            try {
-                claim = claimAsync(entry.getKey(), entry.getValue(), lease, ContentionRetry.within(claimDeadline));
-            } catch (RuntimeException e) {
-                claim = CompletableFuture.failedFuture(e);
-            }
+            CompletableFuture<ClaimResult> claim = asyncBackend.claim(entry.getKey(), entry.getValue(), lease, null);
             claim.whenComplete((result, failure) -> inFlight.release());
             pending.put(entry.getKey(), claim);
         }
         return pending;
     }
 
-    private CompletableFuture<ClaimResult> claimAsync(String key, String owner, Duration lease,
-            ContentionRetry retry) {
-        String partitionKey = DynamoDbItems.partitionKey(namespace(), key);
-        Instant expiresAt = clock.instant().plus(lease);
-        return asyncClient.putItem(claimRequest(partitionKey, owner, expiresAt, null))
-                .<ClaimResult>thenApply(written -> new Claim(namespace(), key, owner, truncated(expiresAt)))
-                .exceptionallyCompose(failure -> {
-                    Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
-                    if (!(cause instanceof ConditionalCheckFailedException taken)) {
-                        return CompletableFuture.failedFuture(cause);
-                    }
-                    CompletableFuture<Map<String, AttributeValue>> existing = taken.hasItem() && !taken.item().isEmpty()
-                            ? CompletableFuture.completedFuture(taken.item())
-                            : asyncClient.getItem(consistentRead(partitionKey))
-                                    .thenApply(read -> read.hasItem() ? read.item() : null);
-                    return existing.thenCompose(item -> {
-                        ClaimResult decided = decide(key, owner, item);
-                        if (decided != null) {
-                            return CompletableFuture.completedFuture(decided);
-                        }
-                        // Expired or deleted in between: try again after a short pause, without blocking a thread.
-                        long pause = retry.nextPauseNanosOrGiveUp(STORE, "claimAll in namespace '" + namespace() + "'");
-                        return CompletableFuture.supplyAsync(() -> null,
-                                CompletableFuture.delayedExecutor(pause, TimeUnit.NANOSECONDS))
-                                .thenCompose(ignored -> claimAsync(key, owner, lease, retry));
-                    });
-                });
-    }
+    // What both paths share: the requests, and the readings of what comes back. The blocking calls send them on the
+    // sync client, DynamoDbAsyncBackend on the async one.
 
-    private PutItemRequest claimRequest(String partitionKey, String owner, Instant expiresAt, byte[] fingerprint) {
+    /** The conditional put of one claim attempt: written when the key is absent or expired. */
+    PutItemRequest claimRequest(String key, String owner, Instant expiresAt, byte[] fingerprint) {
         return PutItemRequest.builder()
                 .tableName(table)
-                .item(DynamoDbItems.inProgress(partitionKey, owner, expiresAt, fingerprint))
+                .item(DynamoDbItems.inProgress(partitionKey(key), owner, expiresAt, fingerprint))
                 .conditionExpression(CLAIMABLE)
                 .expressionAttributeNames(DynamoDbItems.CLAIMABLE_NAMES)
                 .expressionAttributeValues(Map.of(":now", n(clock.millis())))
@@ -214,12 +193,17 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
                 .build();
     }
 
+    /** The claim a written put made. */
+    Claim claimed(String key, String owner, Instant expiresAt) {
+        return new Claim(namespace(), key, owner, truncated(expiresAt));
+    }
+
     /**
      * What a refused put found: the caller's own claim when the item carries this claim's owner token (an earlier
      * attempt of the same put was written, and its reply lost), a duplicate for anyone else's live item, and null
      * when the item is gone or has expired since the put was refused.
      */
-    private ClaimResult decide(String key, String owner, Map<String, AttributeValue> item) {
+    ClaimResult decide(String key, String owner, Map<String, AttributeValue> item) {
         if (item == null || item.isEmpty() || !DynamoDbItems.expiresAt(item).isAfter(clock.instant())) {
             return null;
         }
@@ -230,23 +214,51 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
                 DynamoDbItems.fingerprint(item));
     }
 
+    /** The item a refused write returned (ReturnValuesOnConditionCheckFailure), or null where the service gave none. */
+    static Map<String, AttributeValue> refusedItem(ConditionalCheckFailedException refused) {
+        return refused.hasItem() && !refused.item().isEmpty() ? refused.item() : null;
+    }
+
+    /** The store's clock, on which every lease and retention is counted. */
+    Instant now() {
+        return clock.instant();
+    }
+
+    /** How long one claim may go on retrying a key that changes under it. */
+    ContentionRetry claimRetry() {
+        return ContentionRetry.within(claimDeadline);
+    }
+
     /** The item as it is now, or null; for the checks made after a refused write (outside its try). */
-    private Map<String, AttributeValue> readConsistently(String partitionKey, String operation) {
+    private Map<String, AttributeValue> readConsistently(String key, String operation) {
         try {
-            var read = client.getItem(consistentRead(partitionKey));
-            return read.hasItem() ? read.item() : null;
+            return itemOf(client.getItem(consistentRead(key)));
         } catch (RuntimeException e) {
             throw DynamoDbErrors.translate(operation, e, table);
         }
     }
 
-    private GetItemRequest consistentRead(String partitionKey) {
-        return GetItemRequest.builder().tableName(table).key(DynamoDbItems.key(partitionKey)).consistentRead(true)
-                .build();
+    GetItemRequest consistentRead(String key) {
+        return GetItemRequest.builder().tableName(table).key(DynamoDbItems.key(partitionKey(key)))
+                .consistentRead(true).build();
+    }
+
+    static Map<String, AttributeValue> itemOf(GetItemResponse read) {
+        return read.hasItem() ? read.item() : null;
     }
 
     @Override
     protected boolean doFinish(Claim claim, RecordState outcome, Duration retention, byte[] result) {
+        return conditionalUpdate(claim, finishUpdate(claim, outcome, retention, result));
+    }
+
+    @Override
+    protected boolean doExtend(Claim claim, Duration lease) {
+        return conditionalUpdate(claim, extendUpdate(claim, lease));
+    }
+
+    /** Complete or fail: the state, the retention's expiry and the payload, on the owner's live item. */
+    OwnerUpdate finishUpdate(Claim claim, RecordState outcome, Duration retention, byte[] result) {
         Instant now = clock.instant();
         Instant expiresAt = now.plus(retention);
         Map<String, AttributeValue> values = renewValues(claim, now, expiresAt);
@@ -259,42 +271,49 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
             update += ", #result = :result";
             names = DynamoDbItems.COMPLETE_WITH_RESULT_NAMES;
         }
-        return conditionalUpdate(claim, update, names, values, operation,
+        return ownerUpdate(claim, update, names, values, operation,
                 item -> DynamoDbItems.state(item) == outcome && sameExpiry(item, expiresAt));
     }
 
-    @Override
-    protected boolean doExtend(Claim claim, Duration lease) {
+    /** Extend: a new expiry on the owner's live item. */
+    OwnerUpdate extendUpdate(Claim claim, Duration lease) {
         Instant now = clock.instant();
         Instant expiresAt = now.plus(lease);
-        return conditionalUpdate(claim, "SET #expires = :expires_at, #ttl = :ttl", DynamoDbItems.RENEW_NAMES,
+        return ownerUpdate(claim, "SET #expires = :expires_at, #ttl = :ttl", DynamoDbItems.RENEW_NAMES,
                 renewValues(claim, now, expiresAt), "extend",
                 item -> DynamoDbItems.state(item) == RecordState.IN_PROGRESS && sameExpiry(item, expiresAt));
     }
 
     @Override
     protected boolean doRelease(Claim claim) {
-        String partitionKey = DynamoDbItems.partitionKey(namespace(), claim.key());
         try {
-            client.deleteItem(DeleteItemRequest.builder()
-                    .tableName(table)
-                    .key(DynamoDbItems.key(partitionKey))
-                    .conditionExpression(HELD_BY_OWNER)
-                    .expressionAttributeNames(DynamoDbItems.HELD_BY_OWNER_NAMES)
-                    .expressionAttributeValues(ownerCheckValues(claim, clock.instant()))
-                    .build());
+            client.deleteItem(releaseRequest(claim));
             return true;
         } catch (ConditionalCheckFailedException refused) {
             // A retried delete whose first attempt went through finds the item gone: the key is free, as asked.
-            return retried(refused) && readConsistently(partitionKey, "release") == null;
+            return retried(refused) && readConsistently(claim.key(), "release") == null;
         } catch (RuntimeException e) {
             throw DynamoDbErrors.translate("release", e, table);
         }
     }
 
+    DeleteItemRequest releaseRequest(Claim claim) {
+        return DeleteItemRequest.builder()
+                .tableName(table)
+                .key(DynamoDbItems.key(partitionKey(claim.key())))
+                .conditionExpression(HELD_BY_OWNER)
+                .expressionAttributeNames(DynamoDbItems.HELD_BY_OWNER_NAMES)
+                .expressionAttributeValues(ownerCheckValues(claim, clock.instant()))
+                .build();
+    }
+
     @Override
     protected KeyRecord doInspect(String key) {
-        Map<String, AttributeValue> item = readConsistently(DynamoDbItems.partitionKey(namespace(), key), "inspect");
+        return liveRecord(key, readConsistently(key, "inspect"));
+    }
+
+    /** The record inspect reports for a read item, or null. */
+    KeyRecord liveRecord(String key, Map<String, AttributeValue> item) {
         // TTL deletion runs late: an item past its expiry is absent, by the claim's rule and this store's clock.
         if (item == null || !DynamoDbItems.expiresAt(item).isAfter(clock.instant())) {
             return null;
@@ -305,19 +324,29 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
 
     @Override
     protected boolean doForget(String key) {
-        // Unconditional, so nothing can refuse it; the old item tells whether it was live. A delete the SDK resent
-        // after a lost reply finds nothing and answers false for an item its first attempt removed.
         try {
-            var deleted = client.deleteItem(DeleteItemRequest.builder()
-                    .tableName(table)
-                    .key(DynamoDbItems.key(DynamoDbItems.partitionKey(namespace(), key)))
-                    .returnValues(ReturnValue.ALL_OLD)
-                    .build());
-            return deleted.hasAttributes() && !deleted.attributes().isEmpty()
-                    && DynamoDbItems.expiresAt(deleted.attributes()).isAfter(clock.instant());
+            return forgot(client.deleteItem(forgetRequest(key)));
         } catch (RuntimeException e) {
             throw DynamoDbErrors.translate("forget", e, table);
         }
+    }
+
+    /**
+     * Unconditional, so nothing can refuse it; the old item tells whether it was live. A delete the SDK resent
+     * after a lost reply finds nothing and answers false for an item its first attempt removed.
+     */
+    DeleteItemRequest forgetRequest(String key) {
+        return DeleteItemRequest.builder()
+                .tableName(table)
+                .key(DynamoDbItems.key(partitionKey(key)))
+                .returnValues(ReturnValue.ALL_OLD)
+                .build();
+    }
+
+    /** Whether forget's delete removed a live item. */
+    boolean forgot(DeleteItemResponse deleted) {
+        return deleted.hasAttributes() && !deleted.attributes().isEmpty()
+                && DynamoDbItems.expiresAt(deleted.attributes()).isAfter(clock.instant());
     }
 
     @Override
@@ -326,38 +355,67 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
     }
 
     /**
-     * One owner-checked update. When the condition fails on a retry of the call (the SDK resent it after a lost
-     * reply or a timeout), the first attempt may have been applied: the call succeeded iff the item still carries
-     * this claim's owner and exactly what this call wrote ({@code appliedByThisCall}).
+     * One owner-checked update, and how to tell, after a refusal, that an earlier attempt of it was applied: when
+     * the condition fails on a retry of the call (the SDK resent it after a lost reply or a timeout), the call
+     * succeeded iff the item still carries this claim's owner and exactly what this call wrote.
      */
-    private boolean conditionalUpdate(Claim claim, String update, Map<String, String> names,
+    record OwnerUpdate(UpdateItemRequest request, String operation,
+            Predicate<Map<String, AttributeValue>> appliedByThisCall) {
+
+        /** The verdict on a refused update, from the item read after it. */
+        boolean appliedBefore(Claim claim, Map<String, AttributeValue> item) {
+            return item != null && claim.owner().equals(DynamoDbItems.owner(item)) && appliedByThisCall.test(item);
+        }
+    }
+
+    private OwnerUpdate ownerUpdate(Claim claim, String update, Map<String, String> names,
             Map<String, AttributeValue> values, String operation,
             Predicate<Map<String, AttributeValue>> appliedByThisCall) {
-        String partitionKey = DynamoDbItems.partitionKey(namespace(), claim.key());
+        return new OwnerUpdate(UpdateItemRequest.builder()
+                .tableName(table)
+                .key(DynamoDbItems.key(partitionKey(claim.key())))
+                .updateExpression(update)
+                .conditionExpression(HELD_BY_OWNER)
+                .expressionAttributeNames(names)
+                .expressionAttributeValues(values)
+                .build(), operation, appliedByThisCall);
+    }
+
+    private boolean conditionalUpdate(Claim claim, OwnerUpdate update) {
         try {
-            client.updateItem(UpdateItemRequest.builder()
-                    .tableName(table)
-                    .key(DynamoDbItems.key(partitionKey))
-                    .updateExpression(update)
-                    .conditionExpression(HELD_BY_OWNER)
-                    .expressionAttributeNames(names)
-                    .expressionAttributeValues(values)
-                    .build());
+            client.updateItem(update.request());
             return true;
         } catch (ConditionalCheckFailedException refused) {
-            if (!retried(refused)) {
-                return false;
-            }
-            Map<String, AttributeValue> item = readConsistently(partitionKey, operation);
-            return item != null && claim.owner().equals(DynamoDbItems.owner(item)) && appliedByThisCall.test(item);
+            return retried(refused) && update.appliedBefore(claim, readConsistently(claim.key(), update.operation()));
         } catch (RuntimeException e) {
-            throw DynamoDbErrors.translate(operation, e, table);
+            throw DynamoDbErrors.translate(update.operation(), e, table);
         }
     }
 
     /** True when the SDK sent the request more than once, so an earlier attempt may have been applied. */
-    private static boolean retried(ConditionalCheckFailedException refused) {
+    static boolean retried(ConditionalCheckFailedException refused) {
         return refused.numAttempts() != null && refused.numAttempts() > 1;
+    }
+
+    private String partitionKey(String key) {
+        return DynamoDbItems.partitionKey(namespace(), key);
+    }
+
+    int batchConcurrency() {
+        return batchConcurrency;
+    }
+
+    /** The base class's helpers, for the async backend. */
+    static String freshOwner() {
+        return newOwnerToken();
+    }
+
+    static Map<String, String> distinctOwners(List<String> keys) {
+        return ownersOfDistinctKeys(keys);
+    }
+
+    static List<ClaimResult> ordered(List<String> keys, Map<String, ClaimResult> byDistinctKey) {
+        return inInputOrder(keys, byDistinctKey);
     }
 
     private static boolean sameExpiry(Map<String, AttributeValue> item, Instant expiresAt) {
@@ -425,7 +483,9 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
         }
 
         /**
-         * The async client claimAll uses to run its conditional puts concurrently; without one it claims in turn.
+         * The async client behind the native {@link DynamoDbDedupStore#async()} view, and through which claimAll runs
+         * its conditional puts concurrently. Without one, {@code async()} throws {@link UnsupportedOperationException}
+         * (use {@link dev.dedup.AsyncDedupStore#onExecutor}) and claimAll claims in turn.
          *
          * @param asyncClient an async client for the same account and region; the store never closes it
          * @return this builder

@@ -22,18 +22,20 @@ import software.amazon.awssdk.services.dynamodb.model.ConditionalCheckFailedExce
 
 /**
  * The DynamoDB store's non-blocking calls: the requests, item readings and error mapping of the blocking ones
- * (shared with {@link DynamoDbDedupStore}), sent on the {@link DynamoDbAsyncClient} and finished in its completion
- * callbacks, so no thread waits for a reply. The SDK resends a call after a lost reply as the sync client does, and
- * a refusal is judged as on the blocking path: a claim that meets its own owner token is the caller's, a refused
- * update or release the SDK sent more than once is read back. A claim whose key changes under it retries after a
- * short pause on {@link CompletableFuture#delayedExecutor}'s timer, within the store's claim deadline.
+ * ({@link DynamoDbRequests}, {@link DynamoDbErrors}), sent on the {@link DynamoDbAsyncClient} and finished in its
+ * completion callbacks, so no thread waits for a reply. The SDK resends a call after a lost reply as the sync client
+ * does, and a refusal is judged as on the blocking path: a claim that meets its own owner token is the caller's, a
+ * refused update or release the SDK sent more than once is read back. A claim whose key changes under it retries
+ * after a short pause on {@link CompletableFuture#delayedExecutor}'s timer, within the store's claim deadline.
  */
 final class DynamoDbAsyncBackend implements AsyncBackend {
     private final DynamoDbDedupStore store;
+    private final DynamoDbRequests requests;
     private final DynamoDbAsyncClient client;
 
     DynamoDbAsyncBackend(DynamoDbDedupStore store, DynamoDbAsyncClient client) {
         this.store = store;
+        this.requests = store.requests();
         this.client = client;
     }
 
@@ -49,13 +51,13 @@ final class DynamoDbAsyncBackend implements AsyncBackend {
 
     private CompletableFuture<ClaimResult> attemptClaim(String key, String owner, Duration lease, byte[] fingerprint,
             ContentionRetry retry) {
-        Instant expiresAt = store.now().plus(lease);
-        return send("claim", () -> client.putItem(store.claimRequest(key, owner, expiresAt, fingerprint)),
-                written -> store.claimed(key, owner, expiresAt), taken -> {
-                    Map<String, AttributeValue> item = DynamoDbDedupStore.refusedItem(taken);
+        Instant expiresAt = requests.now().plus(lease);
+        return send("claim", () -> client.putItem(requests.claim(key, owner, expiresAt, fingerprint)),
+                written -> requests.claimed(key, owner, expiresAt), taken -> {
+                    Map<String, AttributeValue> item = DynamoDbRequests.refusedItem(taken);
                     return (item != null ? CompletableFuture.completedFuture(item) : read(key))
                             .thenCompose(existing -> {
-                                ClaimResult decided = store.decide(key, owner, existing);
+                                ClaimResult decided = requests.decide(key, owner, existing);
                                 if (decided != null) {
                                     return CompletableFuture.completedFuture(decided);
                                 }
@@ -71,17 +73,17 @@ final class DynamoDbAsyncBackend implements AsyncBackend {
 
     @Override
     public CompletableFuture<Boolean> finish(Claim claim, RecordState outcome, Duration retention, byte[] payload) {
-        return update(claim, store.finishUpdate(claim, outcome, retention, payload));
+        return update(claim, requests.finish(claim, outcome, retention, payload));
     }
 
     @Override
     public CompletableFuture<Boolean> extend(Claim claim, Duration lease) {
-        return update(claim, store.extendUpdate(claim, lease));
+        return update(claim, requests.extend(claim, lease));
     }
 
-    private CompletableFuture<Boolean> update(Claim claim, DynamoDbDedupStore.OwnerUpdate update) {
+    private CompletableFuture<Boolean> update(Claim claim, DynamoDbRequests.OwnerUpdate update) {
         return send(update.operation(), () -> client.updateItem(update.request()), updated -> true,
-                refused -> DynamoDbDedupStore.retried(refused)
+                refused -> DynamoDbRequests.retried(refused)
                         ? read(claim.key()).thenApply(item -> update.appliedBefore(claim, item))
                         : CompletableFuture.completedFuture(false));
     }
@@ -89,20 +91,20 @@ final class DynamoDbAsyncBackend implements AsyncBackend {
     @Override
     public CompletableFuture<Boolean> release(Claim claim) {
         // A retried delete whose first attempt went through finds the item gone: the key is free, as asked.
-        return send("release", () -> client.deleteItem(store.releaseRequest(claim)), deleted -> true,
-                refused -> DynamoDbDedupStore.retried(refused)
+        return send("release", () -> client.deleteItem(requests.release(claim)), deleted -> true,
+                refused -> DynamoDbRequests.retried(refused)
                         ? read(claim.key()).thenApply(Objects::isNull)
                         : CompletableFuture.completedFuture(false));
     }
 
     @Override
     public CompletableFuture<KeyRecord> inspect(String key) {
-        return send("inspect", () -> read(key), item -> store.liveRecord(key, item), null);
+        return send("inspect", () -> read(key), item -> requests.liveRecord(key, item), null);
     }
 
     @Override
     public CompletableFuture<Boolean> forget(String key) {
-        return send("forget", () -> client.deleteItem(store.forgetRequest(key)), store::forgot, null);
+        return send("forget", () -> client.deleteItem(requests.forget(key)), requests::forgot, null);
     }
 
     /**
@@ -123,7 +125,7 @@ final class DynamoDbAsyncBackend implements AsyncBackend {
 
     /** One consistent read of the key's item, or null. */
     private CompletableFuture<Map<String, AttributeValue>> read(String key) {
-        return client.getItem(store.consistentRead(key)).thenApply(DynamoDbDedupStore::itemOf);
+        return client.getItem(requests.consistentRead(key)).thenApply(DynamoDbRequests::itemOf);
     }
 
     /**
@@ -150,6 +152,6 @@ final class DynamoDbAsyncBackend implements AsyncBackend {
             outcome = CompletableFuture.failedFuture(e); // a closed client throws instead of failing its future
         }
         return outcome.exceptionallyCompose(failure -> CompletableFuture.failedFuture(
-                DynamoDbErrors.translate(operation, failure, store.table())));
+                DynamoDbErrors.translate(operation, failure, requests.table())));
     }
 }

@@ -1,15 +1,9 @@
 package dev.dedup.store.dynamodb;
 
-import static dev.dedup.store.dynamodb.DynamoDbItems.CLAIMABLE;
-import static dev.dedup.store.dynamodb.DynamoDbItems.HELD_BY_OWNER;
-import static dev.dedup.store.dynamodb.DynamoDbItems.n;
-import static dev.dedup.store.dynamodb.DynamoDbItems.s;
-
 import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
 import dev.dedup.DedupLimits;
 import dev.dedup.DedupStoreException;
-import dev.dedup.Duplicate;
 import dev.dedup.KeyRecord;
 import dev.dedup.RecordState;
 import dev.dedup.spi.AbstractDedupStore;
@@ -18,26 +12,16 @@ import dev.dedup.spi.ContentionRetry;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Semaphore;
-import java.util.function.Predicate;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.ConditionalCheckFailedException;
-import software.amazon.awssdk.services.dynamodb.model.DeleteItemRequest;
-import software.amazon.awssdk.services.dynamodb.model.DeleteItemResponse;
-import software.amazon.awssdk.services.dynamodb.model.GetItemRequest;
-import software.amazon.awssdk.services.dynamodb.model.GetItemResponse;
-import software.amazon.awssdk.services.dynamodb.model.PutItemRequest;
-import software.amazon.awssdk.services.dynamodb.model.ReturnValue;
-import software.amazon.awssdk.services.dynamodb.model.ReturnValuesOnConditionCheckFailure;
-import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
 
 /**
  * A {@link dev.dedup.DedupStore} on DynamoDB, through the AWS SDK for Java v2.
@@ -67,8 +51,7 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
     static final Duration DEFAULT_CLAIM_DEADLINE = Duration.ofSeconds(2);
 
     private final DynamoDbClient client;
-    private final String table;
-    private final Clock clock;
+    private final DynamoDbRequests requests;
     private final int batchConcurrency;
     private final Duration claimDeadline;
     private final Runnable onClose;
@@ -77,8 +60,7 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
     private DynamoDbDedupStore(Builder builder) {
         super(builder.namespace);
         this.client = builder.client;
-        this.table = builder.table;
-        this.clock = builder.clock;
+        this.requests = new DynamoDbRequests(builder.table, builder.namespace, builder.clock);
         this.batchConcurrency = builder.batchConcurrency;
         this.claimDeadline = builder.claimDeadline != null ? builder.claimDeadline : callTimeoutOf(builder.client);
         this.onClose = builder.onClose;
@@ -99,7 +81,7 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
 
     /** {@return the table's name} */
     public String table() {
-        return table;
+        return requests.table();
     }
 
     /** Native with an {@link Builder#asyncClient}: the same requests, finished in the SDK's callbacks. */
@@ -112,18 +94,18 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
     protected ClaimResult doClaim(String key, String owner, Duration lease, byte[] fingerprint) {
         ContentionRetry retry = claimRetry();
         while (true) {
-            Instant expiresAt = clock.instant().plus(lease);
+            Instant expiresAt = requests.now().plus(lease);
             try {
-                client.putItem(claimRequest(key, owner, expiresAt, fingerprint));
-                return claimed(key, owner, expiresAt);
+                client.putItem(requests.claim(key, owner, expiresAt, fingerprint));
+                return requests.claimed(key, owner, expiresAt);
             } catch (ConditionalCheckFailedException taken) {
-                Map<String, AttributeValue> item = refusedItem(taken);
-                ClaimResult decided = decide(key, owner, item != null ? item : readConsistently(key, "claim"));
+                Map<String, AttributeValue> item = DynamoDbRequests.refusedItem(taken);
+                ClaimResult decided = requests.decide(key, owner, item != null ? item : readConsistently(key, "claim"));
                 if (decided != null) {
                     return decided;
                 }
             } catch (RuntimeException e) {
-                throw DynamoDbErrors.translate("claim", e, table);
+                throw DynamoDbErrors.translate("claim", e, table());
             }
             // The item expired or vanished between the put and the read: another writer made progress.
             retry.pauseOrGiveUp(STORE, "claim in namespace '" + namespace() + "'");
@@ -178,175 +160,62 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
         return pending;
     }
 
-    // What both paths share: the requests, and the readings of what comes back. The blocking calls send them on the
-    // sync client, DynamoDbAsyncBackend on the async one.
-
-    /** The conditional put of one claim attempt: written when the key is absent or expired. */
-    PutItemRequest claimRequest(String key, String owner, Instant expiresAt, byte[] fingerprint) {
-        return PutItemRequest.builder()
-                .tableName(table)
-                .item(DynamoDbItems.inProgress(partitionKey(key), owner, expiresAt, fingerprint))
-                .conditionExpression(CLAIMABLE)
-                .expressionAttributeNames(DynamoDbItems.CLAIMABLE_NAMES)
-                .expressionAttributeValues(Map.of(":now", n(clock.millis())))
-                .returnValuesOnConditionCheckFailure(ReturnValuesOnConditionCheckFailure.ALL_OLD)
-                .build();
-    }
-
-    /** The claim a written put made. */
-    Claim claimed(String key, String owner, Instant expiresAt) {
-        return new Claim(namespace(), key, owner, truncated(expiresAt));
-    }
-
-    /**
-     * What a refused put found: the caller's own claim when the item carries this claim's owner token (an earlier
-     * attempt of the same put was written, and its reply lost), a duplicate for anyone else's live item, and null
-     * when the item is gone or has expired since the put was refused.
-     */
-    ClaimResult decide(String key, String owner, Map<String, AttributeValue> item) {
-        if (item == null || item.isEmpty() || !DynamoDbItems.expiresAt(item).isAfter(clock.instant())) {
-            return null;
-        }
-        if (owner.equals(DynamoDbItems.owner(item)) && DynamoDbItems.state(item) == RecordState.IN_PROGRESS) {
-            return new Claim(namespace(), key, owner, DynamoDbItems.expiresAt(item));
-        }
-        return new Duplicate(key, DynamoDbItems.state(item), DynamoDbItems.expiresAt(item), DynamoDbItems.result(item),
-                DynamoDbItems.fingerprint(item));
-    }
-
-    /** The item a refused write returned (ReturnValuesOnConditionCheckFailure), or null where the service gave none. */
-    static Map<String, AttributeValue> refusedItem(ConditionalCheckFailedException refused) {
-        return refused.hasItem() && !refused.item().isEmpty() ? refused.item() : null;
-    }
-
-    /** The store's clock, on which every lease and retention is counted. */
-    Instant now() {
-        return clock.instant();
-    }
-
-    /** How long one claim may go on retrying a key that changes under it. */
-    ContentionRetry claimRetry() {
-        return ContentionRetry.within(claimDeadline);
-    }
-
     /** The item as it is now, or null; for the checks made after a refused write (outside its try). */
     private Map<String, AttributeValue> readConsistently(String key, String operation) {
         try {
-            return itemOf(client.getItem(consistentRead(key)));
+            return DynamoDbRequests.itemOf(client.getItem(requests.consistentRead(key)));
         } catch (RuntimeException e) {
-            throw DynamoDbErrors.translate(operation, e, table);
+            throw DynamoDbErrors.translate(operation, e, table());
         }
-    }
-
-    GetItemRequest consistentRead(String key) {
-        return GetItemRequest.builder().tableName(table).key(DynamoDbItems.key(partitionKey(key)))
-                .consistentRead(true).build();
-    }
-
-    static Map<String, AttributeValue> itemOf(GetItemResponse read) {
-        return read.hasItem() ? read.item() : null;
     }
 
     @Override
     protected boolean doFinish(Claim claim, RecordState outcome, Duration retention, byte[] result) {
-        return conditionalUpdate(claim, finishUpdate(claim, outcome, retention, result));
+        return conditionalUpdate(claim, requests.finish(claim, outcome, retention, result));
     }
 
     @Override
     protected boolean doExtend(Claim claim, Duration lease) {
-        return conditionalUpdate(claim, extendUpdate(claim, lease));
+        return conditionalUpdate(claim, requests.extend(claim, lease));
     }
 
-    /** Complete or fail: the state, the retention's expiry and the payload, on the owner's live item. */
-    OwnerUpdate finishUpdate(Claim claim, RecordState outcome, Duration retention, byte[] result) {
-        Instant now = clock.instant();
-        Instant expiresAt = now.plus(retention);
-        Map<String, AttributeValue> values = renewValues(claim, now, expiresAt);
-        values.put(":completed", s(outcome.name()));
-        String operation = outcome == RecordState.FAILED ? "fail" : "complete";
-        String update = "SET #state = :completed, #expires = :expires_at, #ttl = :ttl";
-        Map<String, String> names = DynamoDbItems.RENEW_NAMES;
-        if (result != null) {
-            values.put(":result", DynamoDbItems.b(result));
-            update += ", #result = :result";
-            names = DynamoDbItems.COMPLETE_WITH_RESULT_NAMES;
+    private boolean conditionalUpdate(Claim claim, DynamoDbRequests.OwnerUpdate update) {
+        try {
+            client.updateItem(update.request());
+            return true;
+        } catch (ConditionalCheckFailedException refused) {
+            return DynamoDbRequests.retried(refused)
+                    && update.appliedBefore(claim, readConsistently(claim.key(), update.operation()));
+        } catch (RuntimeException e) {
+            throw DynamoDbErrors.translate(update.operation(), e, table());
         }
-        return ownerUpdate(claim, update, names, values, operation,
-                item -> DynamoDbItems.state(item) == outcome && sameExpiry(item, expiresAt));
-    }
-
-    /** Extend: a new expiry on the owner's live item. */
-    OwnerUpdate extendUpdate(Claim claim, Duration lease) {
-        Instant now = clock.instant();
-        Instant expiresAt = now.plus(lease);
-        return ownerUpdate(claim, "SET #expires = :expires_at, #ttl = :ttl", DynamoDbItems.RENEW_NAMES,
-                renewValues(claim, now, expiresAt), "extend",
-                item -> DynamoDbItems.state(item) == RecordState.IN_PROGRESS && sameExpiry(item, expiresAt));
     }
 
     @Override
     protected boolean doRelease(Claim claim) {
         try {
-            client.deleteItem(releaseRequest(claim));
+            client.deleteItem(requests.release(claim));
             return true;
         } catch (ConditionalCheckFailedException refused) {
             // A retried delete whose first attempt went through finds the item gone: the key is free, as asked.
-            return retried(refused) && readConsistently(claim.key(), "release") == null;
+            return DynamoDbRequests.retried(refused) && readConsistently(claim.key(), "release") == null;
         } catch (RuntimeException e) {
-            throw DynamoDbErrors.translate("release", e, table);
+            throw DynamoDbErrors.translate("release", e, table());
         }
-    }
-
-    DeleteItemRequest releaseRequest(Claim claim) {
-        return DeleteItemRequest.builder()
-                .tableName(table)
-                .key(DynamoDbItems.key(partitionKey(claim.key())))
-                .conditionExpression(HELD_BY_OWNER)
-                .expressionAttributeNames(DynamoDbItems.HELD_BY_OWNER_NAMES)
-                .expressionAttributeValues(ownerCheckValues(claim, clock.instant()))
-                .build();
     }
 
     @Override
     protected KeyRecord doInspect(String key) {
-        return liveRecord(key, readConsistently(key, "inspect"));
-    }
-
-    /** The record inspect reports for a read item, or null. */
-    KeyRecord liveRecord(String key, Map<String, AttributeValue> item) {
-        // TTL deletion runs late: an item past its expiry is absent, by the claim's rule and this store's clock.
-        if (item == null || !DynamoDbItems.expiresAt(item).isAfter(clock.instant())) {
-            return null;
-        }
-        return new KeyRecord(key, DynamoDbItems.state(item), DynamoDbItems.expiresAt(item), DynamoDbItems.owner(item),
-                DynamoDbItems.fingerprint(item), DynamoDbItems.result(item));
+        return requests.liveRecord(key, readConsistently(key, "inspect"));
     }
 
     @Override
     protected boolean doForget(String key) {
         try {
-            return forgot(client.deleteItem(forgetRequest(key)));
+            return requests.forgot(client.deleteItem(requests.forget(key)));
         } catch (RuntimeException e) {
-            throw DynamoDbErrors.translate("forget", e, table);
+            throw DynamoDbErrors.translate("forget", e, table());
         }
-    }
-
-    /**
-     * Unconditional, so nothing can refuse it; the old item tells whether it was live. A delete the SDK resent
-     * after a lost reply finds nothing and answers false for an item its first attempt removed.
-     */
-    DeleteItemRequest forgetRequest(String key) {
-        return DeleteItemRequest.builder()
-                .tableName(table)
-                .key(DynamoDbItems.key(partitionKey(key)))
-                .returnValues(ReturnValue.ALL_OLD)
-                .build();
-    }
-
-    /** Whether forget's delete removed a live item. */
-    boolean forgot(DeleteItemResponse deleted) {
-        return deleted.hasAttributes() && !deleted.attributes().isEmpty()
-                && DynamoDbItems.expiresAt(deleted.attributes()).isAfter(clock.instant());
     }
 
     @Override
@@ -354,58 +223,22 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
         onClose.run();
     }
 
-    /**
-     * One owner-checked update, and how to tell, after a refusal, that an earlier attempt of it was applied: when
-     * the condition fails on a retry of the call (the SDK resent it after a lost reply or a timeout), the call
-     * succeeded iff the item still carries this claim's owner and exactly what this call wrote.
-     */
-    record OwnerUpdate(UpdateItemRequest request, String operation,
-            Predicate<Map<String, AttributeValue>> appliedByThisCall) {
+    // For the async backend and the batch settlement.
 
-        /** The verdict on a refused update, from the item read after it. */
-        boolean appliedBefore(Claim claim, Map<String, AttributeValue> item) {
-            return item != null && claim.owner().equals(DynamoDbItems.owner(item)) && appliedByThisCall.test(item);
-        }
+    DynamoDbRequests requests() {
+        return requests;
     }
 
-    private OwnerUpdate ownerUpdate(Claim claim, String update, Map<String, String> names,
-            Map<String, AttributeValue> values, String operation,
-            Predicate<Map<String, AttributeValue>> appliedByThisCall) {
-        return new OwnerUpdate(UpdateItemRequest.builder()
-                .tableName(table)
-                .key(DynamoDbItems.key(partitionKey(claim.key())))
-                .updateExpression(update)
-                .conditionExpression(HELD_BY_OWNER)
-                .expressionAttributeNames(names)
-                .expressionAttributeValues(values)
-                .build(), operation, appliedByThisCall);
-    }
-
-    private boolean conditionalUpdate(Claim claim, OwnerUpdate update) {
-        try {
-            client.updateItem(update.request());
-            return true;
-        } catch (ConditionalCheckFailedException refused) {
-            return retried(refused) && update.appliedBefore(claim, readConsistently(claim.key(), update.operation()));
-        } catch (RuntimeException e) {
-            throw DynamoDbErrors.translate(update.operation(), e, table);
-        }
-    }
-
-    /** True when the SDK sent the request more than once, so an earlier attempt may have been applied. */
-    static boolean retried(ConditionalCheckFailedException refused) {
-        return refused.numAttempts() != null && refused.numAttempts() > 1;
-    }
-
-    private String partitionKey(String key) {
-        return DynamoDbItems.partitionKey(namespace(), key);
+    /** How long one claim may go on retrying a key that changes under it. */
+    ContentionRetry claimRetry() {
+        return ContentionRetry.within(claimDeadline);
     }
 
     int batchConcurrency() {
         return batchConcurrency;
     }
 
-    /** The base class's helpers, for the async backend. */
+    /** The base class's helpers (protected there). */
     static String freshOwner() {
         return newOwnerToken();
     }
@@ -416,31 +249,6 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
 
     static List<ClaimResult> ordered(List<String> keys, Map<String, ClaimResult> byDistinctKey) {
         return inInputOrder(keys, byDistinctKey);
-    }
-
-    private static boolean sameExpiry(Map<String, AttributeValue> item, Instant expiresAt) {
-        return DynamoDbItems.expiresAt(item).toEpochMilli() == expiresAt.toEpochMilli();
-    }
-
-    private static Map<String, AttributeValue> ownerCheckValues(Claim claim, Instant now) {
-        Map<String, AttributeValue> values = new HashMap<>();
-        values.put(":owner", s(claim.owner()));
-        values.put(":in_progress", s(RecordState.IN_PROGRESS.name()));
-        values.put(":now", n(now.toEpochMilli()));
-        return values;
-    }
-
-    /** The owner check's values plus the new expiry, in milliseconds and in TTL seconds. */
-    private static Map<String, AttributeValue> renewValues(Claim claim, Instant now, Instant expiresAt) {
-        Map<String, AttributeValue> values = ownerCheckValues(claim, now);
-        values.put(":expires_at", n(expiresAt.toEpochMilli()));
-        values.put(":ttl", n(DynamoDbItems.ttlSeconds(expiresAt)));
-        return values;
-    }
-
-    /** The stored expiry has millisecond precision; report exactly what a duplicate will read back. */
-    private static Instant truncated(Instant instant) {
-        return Instant.ofEpochMilli(instant.toEpochMilli());
     }
 
     /** A claim never retries a race longer than one call of the client may take; 2 s where that is unknown. */

@@ -15,10 +15,12 @@ import dev.dedup.tck.FaultProxy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterAll;
@@ -29,6 +31,13 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.ConditionalCheckFailedException;
+import software.amazon.awssdk.services.dynamodb.model.GetItemRequest;
+import software.amazon.awssdk.services.dynamodb.model.GetItemResponse;
+import software.amazon.awssdk.services.dynamodb.model.PutItemRequest;
+import software.amazon.awssdk.services.dynamodb.model.PutItemResponse;
+import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
+import software.amazon.awssdk.services.dynamodb.model.UpdateItemResponse;
 
 /**
  * The native async view on the dynalite emulator, through the kit's fault proxy: it does not block its caller,
@@ -104,7 +113,8 @@ class DynamoDbAsyncOnDynaliteTest {
             pending.add(async.claim("k-" + i, LEASE).toCompletableFuture());
         }
 
-        assertThat(pending).as("stages returned before any reply passed the proxy").noneMatch(CompletableFuture::isDone);
+        assertThat(pending).as("stages returned before any reply passed the proxy")
+                .noneMatch(CompletableFuture::isDone);
 
         proxy.delayReplies(Duration.ZERO);
         CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).join();
@@ -201,6 +211,60 @@ class DynamoDbAsyncOnDynaliteTest {
         assertThat(proxy.lostReplies()).isEqualTo(1);
         assertThat(witness.claimAll(keys, LEASE)).as("every key, the one whose reply was lost included")
                 .allSatisfy(result -> assertThat(result).isInstanceOf(Claim.class));
+    }
+
+    @Test
+    @DisplayName("where the service returns the old item on a failed condition, the async claim reads nothing more")
+    void duplicateFromTheFailedConditionItself() {
+        DynamoDbAsyncClient dynalite = track(DynamoDbTestSupport.asyncClient());
+        AtomicInteger reads = new AtomicInteger();
+        // dynalite ignores ReturnValuesOnConditionCheckFailure; this wrapper adds the item to the exception the way
+        // DynamoDB does, reading it from dynalite, so the one-round-trip path runs against real data.
+        DynamoDbAsyncClient returningOldItems = new DynamoDbAsyncClient() {
+            @Override
+            public CompletableFuture<PutItemResponse> putItem(PutItemRequest request) {
+                return dynalite.putItem(request).exceptionallyCompose(failure -> {
+                    Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
+                    if (!(cause instanceof ConditionalCheckFailedException refused)) {
+                        return CompletableFuture.failedFuture(cause);
+                    }
+                    return dynalite.getItem(r -> r.tableName(request.tableName()).consistentRead(true)
+                                    .key(Map.of("pk", request.item().get("pk"))))
+                            .<PutItemResponse>thenCompose(old -> CompletableFuture.failedFuture(
+                                    ConditionalCheckFailedException.builder().message(refused.getMessage())
+                                            .item(old.item()).build()));
+                });
+            }
+
+            @Override
+            public CompletableFuture<GetItemResponse> getItem(GetItemRequest request) {
+                reads.incrementAndGet();
+                return dynalite.getItem(request);
+            }
+
+            @Override
+            public CompletableFuture<UpdateItemResponse> updateItem(UpdateItemRequest request) {
+                return dynalite.updateItem(request);
+            }
+
+            @Override
+            public String serviceName() {
+                return dynalite.serviceName();
+            }
+
+            @Override
+            public void close() {}
+        };
+        AsyncDedupStore async = track(DynamoDbDedupStore.builder(direct, DynamoDbTestSupport.TABLE)
+                .namespace(namespace).asyncClient(returningOldItems).build()).async();
+        Claim claim = (Claim) await(async.claim("k", LEASE));
+        await(async.complete(claim, LEASE, new byte[] {1, 2}));
+
+        Duplicate duplicate = (Duplicate) await(async.claim("k", LEASE));
+
+        assertThat(duplicate.state()).isEqualTo(RecordState.COMPLETED);
+        assertThat(duplicate.result()).hasValueSatisfying(bytes -> assertThat(bytes).containsExactly(1, 2));
+        assertThat(reads).as("GetItem calls by the store").hasValue(0);
     }
 
     @Test

@@ -1,42 +1,27 @@
 package dev.dedup.store.dynamodb;
 
-import static dev.dedup.store.dynamodb.DynamoDbItems.CLAIMABLE;
-import static dev.dedup.store.dynamodb.DynamoDbItems.HELD_BY_OWNER;
-import static dev.dedup.store.dynamodb.DynamoDbItems.n;
-import static dev.dedup.store.dynamodb.DynamoDbItems.s;
-
 import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
 import dev.dedup.DedupLimits;
 import dev.dedup.DedupStoreException;
-import dev.dedup.Duplicate;
 import dev.dedup.KeyRecord;
 import dev.dedup.RecordState;
 import dev.dedup.spi.AbstractDedupStore;
+import dev.dedup.spi.AsyncBackend;
 import dev.dedup.spi.ContentionRetry;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
-import java.util.function.Predicate;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.ConditionalCheckFailedException;
-import software.amazon.awssdk.services.dynamodb.model.DeleteItemRequest;
-import software.amazon.awssdk.services.dynamodb.model.GetItemRequest;
-import software.amazon.awssdk.services.dynamodb.model.PutItemRequest;
-import software.amazon.awssdk.services.dynamodb.model.ReturnValue;
-import software.amazon.awssdk.services.dynamodb.model.ReturnValuesOnConditionCheckFailure;
-import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
 
 /**
  * A {@link dev.dedup.DedupStore} on DynamoDB, through the AWS SDK for Java v2.
@@ -53,6 +38,9 @@ import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
  * between the put and the read) tries again until decided or {@link Builder#claimDeadline} passes. A failed
  * {@code claimAll} releases the claims it had won before it throws ({@link DynamoDbBatchSettlement}).
  *
+ * <p>With an {@link Builder#asyncClient}, {@link #async()} is native ({@link DynamoDbAsyncBackend}): the same
+ * requests and rules, sent on the async client and finished in its callbacks, so no thread waits for a reply.
+ *
  * <p>DynamoDB conditions have no server clock, so "now" is this store's {@link Clock}: application servers must keep
  * their clocks within a small skew of each other (NTP), and leases must be much longer than that skew. TTL deletion
  * only cleans up; it can lag by days and never decides a claim.
@@ -63,22 +51,20 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
     static final Duration DEFAULT_CLAIM_DEADLINE = Duration.ofSeconds(2);
 
     private final DynamoDbClient client;
-    private final DynamoDbAsyncClient asyncClient;
-    private final String table;
-    private final Clock clock;
+    private final DynamoDbRequests requests;
     private final int batchConcurrency;
     private final Duration claimDeadline;
     private final Runnable onClose;
+    private final DynamoDbAsyncBackend asyncBackend;
 
     private DynamoDbDedupStore(Builder builder) {
         super(builder.namespace);
         this.client = builder.client;
-        this.asyncClient = builder.asyncClient;
-        this.table = builder.table;
-        this.clock = builder.clock;
+        this.requests = new DynamoDbRequests(builder.table, builder.namespace, builder.clock);
         this.batchConcurrency = builder.batchConcurrency;
         this.claimDeadline = builder.claimDeadline != null ? builder.claimDeadline : callTimeoutOf(builder.client);
         this.onClose = builder.onClose;
+        this.asyncBackend = builder.asyncClient == null ? null : new DynamoDbAsyncBackend(this, builder.asyncClient);
     }
 
     /**
@@ -95,26 +81,31 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
 
     /** {@return the table's name} */
     public String table() {
-        return table;
+        return requests.table();
+    }
+
+    /** Native with an {@link Builder#asyncClient}: the same requests, finished in the SDK's callbacks. */
+    @Override
+    protected AsyncBackend asyncBackend() {
+        return asyncBackend; // null without an async client: async() then points at AsyncDedupStore.onExecutor
     }
 
     @Override
     protected ClaimResult doClaim(String key, String owner, Duration lease, byte[] fingerprint) {
-        String partitionKey = DynamoDbItems.partitionKey(namespace(), key);
-        ContentionRetry retry = ContentionRetry.within(claimDeadline);
+        ContentionRetry retry = claimRetry();
         while (true) {
-            Instant expiresAt = clock.instant().plus(lease);
+            Instant expiresAt = requests.now().plus(lease);
             try {
-                client.putItem(claimRequest(partitionKey, owner, expiresAt, fingerprint));
-                return new Claim(namespace(), key, owner, truncated(expiresAt));
+                client.putItem(requests.claim(key, owner, expiresAt, fingerprint));
+                return requests.claimed(key, owner, expiresAt);
             } catch (ConditionalCheckFailedException taken) {
-                ClaimResult decided = decide(key, owner, taken.hasItem() && !taken.item().isEmpty() ? taken.item()
-                        : readConsistently(partitionKey, "claim"));
+                Map<String, AttributeValue> item = DynamoDbRequests.refusedItem(taken);
+                ClaimResult decided = requests.decide(key, owner, item != null ? item : readConsistently(key, "claim"));
                 if (decided != null) {
                     return decided;
                 }
             } catch (RuntimeException e) {
-                throw DynamoDbErrors.translate("claim", e, table);
+                throw DynamoDbErrors.translate("claim", e, table());
             }
             // The item expired or vanished between the put and the read: another writer made progress.
             retry.pauseOrGiveUp(STORE, "claim in namespace '" + namespace() + "'");
@@ -124,7 +115,7 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
     @Override
     protected List<ClaimResult> doClaimAll(List<String> keys, Duration lease) {
         Map<String, String> ownerByKey = ownersOfDistinctKeys(keys);
-        Map<String, CompletableFuture<ClaimResult>> pending = asyncClient == null
+        Map<String, CompletableFuture<ClaimResult>> pending = asyncBackend == null
                 ? claimInTurn(ownerByKey, lease) : claimConcurrently(ownerByKey, lease);
         Map<String, ClaimResult> byKey = new DynamoDbBatchSettlement(this, ownerByKey, lease).settle(pending);
         return inInputOrder(keys, byKey);
@@ -162,161 +153,68 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
                         new DedupStoreException(STORE + " claimAll interrupted", e, true)));
                 break;
             }
-            CompletableFuture<ClaimResult> claim;
-            try {
-                claim = claimAsync(entry.getKey(), entry.getValue(), lease, ContentionRetry.within(claimDeadline));
-            } catch (RuntimeException e) {
-                claim = CompletableFuture.failedFuture(e);
-            }
+            CompletableFuture<ClaimResult> claim = asyncBackend.claim(entry.getKey(), entry.getValue(), lease, null);
             claim.whenComplete((result, failure) -> inFlight.release());
             pending.put(entry.getKey(), claim);
         }
         return pending;
     }
 
-    private CompletableFuture<ClaimResult> claimAsync(String key, String owner, Duration lease,
-            ContentionRetry retry) {
-        String partitionKey = DynamoDbItems.partitionKey(namespace(), key);
-        Instant expiresAt = clock.instant().plus(lease);
-        return asyncClient.putItem(claimRequest(partitionKey, owner, expiresAt, null))
-                .<ClaimResult>thenApply(written -> new Claim(namespace(), key, owner, truncated(expiresAt)))
-                .exceptionallyCompose(failure -> {
-                    Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
-                    if (!(cause instanceof ConditionalCheckFailedException taken)) {
-                        return CompletableFuture.failedFuture(cause);
-                    }
-                    CompletableFuture<Map<String, AttributeValue>> existing = taken.hasItem() && !taken.item().isEmpty()
-                            ? CompletableFuture.completedFuture(taken.item())
-                            : asyncClient.getItem(consistentRead(partitionKey))
-                                    .thenApply(read -> read.hasItem() ? read.item() : null);
-                    return existing.thenCompose(item -> {
-                        ClaimResult decided = decide(key, owner, item);
-                        if (decided != null) {
-                            return CompletableFuture.completedFuture(decided);
-                        }
-                        // Expired or deleted in between: try again after a short pause, without blocking a thread.
-                        long pause = retry.nextPauseNanosOrGiveUp(STORE, "claimAll in namespace '" + namespace() + "'");
-                        return CompletableFuture.supplyAsync(() -> null,
-                                CompletableFuture.delayedExecutor(pause, TimeUnit.NANOSECONDS))
-                                .thenCompose(ignored -> claimAsync(key, owner, lease, retry));
-                    });
-                });
-    }
-
-    private PutItemRequest claimRequest(String partitionKey, String owner, Instant expiresAt, byte[] fingerprint) {
-        return PutItemRequest.builder()
-                .tableName(table)
-                .item(DynamoDbItems.inProgress(partitionKey, owner, expiresAt, fingerprint))
-                .conditionExpression(CLAIMABLE)
-                .expressionAttributeNames(DynamoDbItems.CLAIMABLE_NAMES)
-                .expressionAttributeValues(Map.of(":now", n(clock.millis())))
-                .returnValuesOnConditionCheckFailure(ReturnValuesOnConditionCheckFailure.ALL_OLD)
-                .build();
-    }
-
-    /**
-     * What a refused put found: the caller's own claim when the item carries this claim's owner token (an earlier
-     * attempt of the same put was written, and its reply lost), a duplicate for anyone else's live item, and null
-     * when the item is gone or has expired since the put was refused.
-     */
-    private ClaimResult decide(String key, String owner, Map<String, AttributeValue> item) {
-        if (item == null || item.isEmpty() || !DynamoDbItems.expiresAt(item).isAfter(clock.instant())) {
-            return null;
-        }
-        if (owner.equals(DynamoDbItems.owner(item)) && DynamoDbItems.state(item) == RecordState.IN_PROGRESS) {
-            return new Claim(namespace(), key, owner, DynamoDbItems.expiresAt(item));
-        }
-        return new Duplicate(key, DynamoDbItems.state(item), DynamoDbItems.expiresAt(item), DynamoDbItems.result(item),
-                DynamoDbItems.fingerprint(item));
-    }
-
     /** The item as it is now, or null; for the checks made after a refused write (outside its try). */
-    private Map<String, AttributeValue> readConsistently(String partitionKey, String operation) {
+    private Map<String, AttributeValue> readConsistently(String key, String operation) {
         try {
-            var read = client.getItem(consistentRead(partitionKey));
-            return read.hasItem() ? read.item() : null;
+            return DynamoDbRequests.itemOf(client.getItem(requests.consistentRead(key)));
         } catch (RuntimeException e) {
-            throw DynamoDbErrors.translate(operation, e, table);
+            throw DynamoDbErrors.translate(operation, e, table());
         }
-    }
-
-    private GetItemRequest consistentRead(String partitionKey) {
-        return GetItemRequest.builder().tableName(table).key(DynamoDbItems.key(partitionKey)).consistentRead(true)
-                .build();
     }
 
     @Override
     protected boolean doFinish(Claim claim, RecordState outcome, Duration retention, byte[] result) {
-        Instant now = clock.instant();
-        Instant expiresAt = now.plus(retention);
-        Map<String, AttributeValue> values = renewValues(claim, now, expiresAt);
-        values.put(":completed", s(outcome.name()));
-        String operation = outcome == RecordState.FAILED ? "fail" : "complete";
-        String update = "SET #state = :completed, #expires = :expires_at, #ttl = :ttl";
-        Map<String, String> names = DynamoDbItems.RENEW_NAMES;
-        if (result != null) {
-            values.put(":result", DynamoDbItems.b(result));
-            update += ", #result = :result";
-            names = DynamoDbItems.COMPLETE_WITH_RESULT_NAMES;
-        }
-        return conditionalUpdate(claim, update, names, values, operation,
-                item -> DynamoDbItems.state(item) == outcome && sameExpiry(item, expiresAt));
+        return conditionalUpdate(claim, requests.finish(claim, outcome, retention, result));
     }
 
     @Override
     protected boolean doExtend(Claim claim, Duration lease) {
-        Instant now = clock.instant();
-        Instant expiresAt = now.plus(lease);
-        return conditionalUpdate(claim, "SET #expires = :expires_at, #ttl = :ttl", DynamoDbItems.RENEW_NAMES,
-                renewValues(claim, now, expiresAt), "extend",
-                item -> DynamoDbItems.state(item) == RecordState.IN_PROGRESS && sameExpiry(item, expiresAt));
+        return conditionalUpdate(claim, requests.extend(claim, lease));
+    }
+
+    private boolean conditionalUpdate(Claim claim, DynamoDbRequests.OwnerUpdate update) {
+        try {
+            client.updateItem(update.request());
+            return true;
+        } catch (ConditionalCheckFailedException refused) {
+            return DynamoDbRequests.retried(refused)
+                    && update.appliedBefore(claim, readConsistently(claim.key(), update.operation()));
+        } catch (RuntimeException e) {
+            throw DynamoDbErrors.translate(update.operation(), e, table());
+        }
     }
 
     @Override
     protected boolean doRelease(Claim claim) {
-        String partitionKey = DynamoDbItems.partitionKey(namespace(), claim.key());
         try {
-            client.deleteItem(DeleteItemRequest.builder()
-                    .tableName(table)
-                    .key(DynamoDbItems.key(partitionKey))
-                    .conditionExpression(HELD_BY_OWNER)
-                    .expressionAttributeNames(DynamoDbItems.HELD_BY_OWNER_NAMES)
-                    .expressionAttributeValues(ownerCheckValues(claim, clock.instant()))
-                    .build());
+            client.deleteItem(requests.release(claim));
             return true;
         } catch (ConditionalCheckFailedException refused) {
             // A retried delete whose first attempt went through finds the item gone: the key is free, as asked.
-            return retried(refused) && readConsistently(partitionKey, "release") == null;
+            return DynamoDbRequests.retried(refused) && readConsistently(claim.key(), "release") == null;
         } catch (RuntimeException e) {
-            throw DynamoDbErrors.translate("release", e, table);
+            throw DynamoDbErrors.translate("release", e, table());
         }
     }
 
     @Override
     protected KeyRecord doInspect(String key) {
-        Map<String, AttributeValue> item = readConsistently(DynamoDbItems.partitionKey(namespace(), key), "inspect");
-        // TTL deletion runs late: an item past its expiry is absent, by the claim's rule and this store's clock.
-        if (item == null || !DynamoDbItems.expiresAt(item).isAfter(clock.instant())) {
-            return null;
-        }
-        return new KeyRecord(key, DynamoDbItems.state(item), DynamoDbItems.expiresAt(item), DynamoDbItems.owner(item),
-                DynamoDbItems.fingerprint(item), DynamoDbItems.result(item));
+        return requests.liveRecord(key, readConsistently(key, "inspect"));
     }
 
     @Override
     protected boolean doForget(String key) {
-        // Unconditional, so nothing can refuse it; the old item tells whether it was live. A delete the SDK resent
-        // after a lost reply finds nothing and answers false for an item its first attempt removed.
         try {
-            var deleted = client.deleteItem(DeleteItemRequest.builder()
-                    .tableName(table)
-                    .key(DynamoDbItems.key(DynamoDbItems.partitionKey(namespace(), key)))
-                    .returnValues(ReturnValue.ALL_OLD)
-                    .build());
-            return deleted.hasAttributes() && !deleted.attributes().isEmpty()
-                    && DynamoDbItems.expiresAt(deleted.attributes()).isAfter(clock.instant());
+            return requests.forgot(client.deleteItem(requests.forget(key)));
         } catch (RuntimeException e) {
-            throw DynamoDbErrors.translate("forget", e, table);
+            throw DynamoDbErrors.translate("forget", e, table());
         }
     }
 
@@ -325,64 +223,32 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
         onClose.run();
     }
 
-    /**
-     * One owner-checked update. When the condition fails on a retry of the call (the SDK resent it after a lost
-     * reply or a timeout), the first attempt may have been applied: the call succeeded iff the item still carries
-     * this claim's owner and exactly what this call wrote ({@code appliedByThisCall}).
-     */
-    private boolean conditionalUpdate(Claim claim, String update, Map<String, String> names,
-            Map<String, AttributeValue> values, String operation,
-            Predicate<Map<String, AttributeValue>> appliedByThisCall) {
-        String partitionKey = DynamoDbItems.partitionKey(namespace(), claim.key());
-        try {
-            client.updateItem(UpdateItemRequest.builder()
-                    .tableName(table)
-                    .key(DynamoDbItems.key(partitionKey))
-                    .updateExpression(update)
-                    .conditionExpression(HELD_BY_OWNER)
-                    .expressionAttributeNames(names)
-                    .expressionAttributeValues(values)
-                    .build());
-            return true;
-        } catch (ConditionalCheckFailedException refused) {
-            if (!retried(refused)) {
-                return false;
-            }
-            Map<String, AttributeValue> item = readConsistently(partitionKey, operation);
-            return item != null && claim.owner().equals(DynamoDbItems.owner(item)) && appliedByThisCall.test(item);
-        } catch (RuntimeException e) {
-            throw DynamoDbErrors.translate(operation, e, table);
-        }
+    // For the async backend and the batch settlement.
+
+    DynamoDbRequests requests() {
+        return requests;
     }
 
-    /** True when the SDK sent the request more than once, so an earlier attempt may have been applied. */
-    private static boolean retried(ConditionalCheckFailedException refused) {
-        return refused.numAttempts() != null && refused.numAttempts() > 1;
+    /** How long one claim may go on retrying a key that changes under it. */
+    ContentionRetry claimRetry() {
+        return ContentionRetry.within(claimDeadline);
     }
 
-    private static boolean sameExpiry(Map<String, AttributeValue> item, Instant expiresAt) {
-        return DynamoDbItems.expiresAt(item).toEpochMilli() == expiresAt.toEpochMilli();
+    int batchConcurrency() {
+        return batchConcurrency;
     }
 
-    private static Map<String, AttributeValue> ownerCheckValues(Claim claim, Instant now) {
-        Map<String, AttributeValue> values = new HashMap<>();
-        values.put(":owner", s(claim.owner()));
-        values.put(":in_progress", s(RecordState.IN_PROGRESS.name()));
-        values.put(":now", n(now.toEpochMilli()));
-        return values;
+    /** The base class's helpers (protected there). */
+    static String freshOwner() {
+        return newOwnerToken();
     }
 
-    /** The owner check's values plus the new expiry, in milliseconds and in TTL seconds. */
-    private static Map<String, AttributeValue> renewValues(Claim claim, Instant now, Instant expiresAt) {
-        Map<String, AttributeValue> values = ownerCheckValues(claim, now);
-        values.put(":expires_at", n(expiresAt.toEpochMilli()));
-        values.put(":ttl", n(DynamoDbItems.ttlSeconds(expiresAt)));
-        return values;
+    static Map<String, String> distinctOwners(List<String> keys) {
+        return ownersOfDistinctKeys(keys);
     }
 
-    /** The stored expiry has millisecond precision; report exactly what a duplicate will read back. */
-    private static Instant truncated(Instant instant) {
-        return Instant.ofEpochMilli(instant.toEpochMilli());
+    static List<ClaimResult> ordered(List<String> keys, Map<String, ClaimResult> byDistinctKey) {
+        return inInputOrder(keys, byDistinctKey);
     }
 
     /** A claim never retries a race longer than one call of the client may take; 2 s where that is unknown. */
@@ -425,7 +291,9 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
         }
 
         /**
-         * The async client claimAll uses to run its conditional puts concurrently; without one it claims in turn.
+         * The async client behind the native {@link DynamoDbDedupStore#async()} view, and through which claimAll runs
+         * its conditional puts concurrently. Without one, {@code async()} throws {@link UnsupportedOperationException}
+         * (use {@link dev.dedup.AsyncDedupStore#onExecutor}) and claimAll claims in turn.
          *
          * @param asyncClient an async client for the same account and region; the store never closes it
          * @return this builder

@@ -109,8 +109,17 @@ final class RedisAsyncBackend implements AsyncBackend {
 
     @Override
     public CompletableFuture<List<ClaimResult>> claimAll(List<String> keys, Duration lease) {
+        Map<String, String> ownerByKey = RedisDedupStore.distinctOwners(keys);
+        long deadline = store.calls().deadline();
         Map<String, CompletableFuture<ClaimResult>> byKey = new LinkedHashMap<>();
-        RedisDedupStore.distinctOwners(keys).forEach((key, owner) -> byKey.put(key, claimOrFail(key, owner, lease)));
+        if (store.waitsForReplicas()) {
+            // Each claim waits for its replicas, as a single claim does.
+            ownerByKey.forEach((key, owner) -> byKey.put(key, claimOrFail(key, owner, lease)));
+        } else {
+            for (List<String> group : RedisClaimBatch.groups(store, ownerByKey.keySet())) {
+                claimGroup(group, ownerByKey, lease, deadline, byKey);
+            }
+        }
         return CompletableFuture.allOf(byKey.values().toArray(CompletableFuture[]::new)).handle((all, failure) -> {
             Map<String, ClaimResult> results = new LinkedHashMap<>();
             byKey.forEach((key, reply) -> {
@@ -123,6 +132,44 @@ final class RedisAsyncBackend implements AsyncBackend {
             }
             return giveBack(results, byKey.size(), unwrap(failure));
         }).thenCompose(stage -> stage);
+    }
+
+    /**
+     * One script for a group of keys (the batch on a standalone server, a slot's keys on a Cluster), as the blocking
+     * batch sends it. When the script fails (a lost reply past its resends, or an error one key's value raised
+     * mid-script), each key is claimed on its own before the deadline: the claim script recognises a record the
+     * batch already wrote as its owner's, and a bad key fails alone.
+     */
+    @SuppressWarnings("unchecked") // the script's reply: one claim reply (a list) per key
+    private void claimGroup(List<String> group, Map<String, String> ownerByKey, Duration lease, long deadline,
+            Map<String, CompletableFuture<ClaimResult>> byKey) {
+        if (group.size() == 1) {
+            String key = group.get(0);
+            byKey.put(key, claimOrFail(key, ownerByKey.get(key), lease));
+            return;
+        }
+        List<String> owners = group.stream().map(ownerByKey::get).toList();
+        byte[][] arguments = RedisDedupStore.claimAllArguments(owners, lease);
+        CompletableFuture<List<Object>> replies;
+        try {
+            replies = RedisAsyncCall.start(store.calls(), store.claimConnection(group.get(0)), RedisScripts.CLAIM_ALL,
+                    ScriptOutputType.MULTI, store.redisKeys(group), resend -> arguments, "claimAll", deadline,
+                    store.topology().timer());
+        } catch (RuntimeException e) {
+            replies = CompletableFuture.failedFuture(e); // no master known for the slot: nothing was sent
+        }
+        for (int i = 0; i < group.size(); i++) {
+            String key = group.get(i);
+            int index = i;
+            byKey.put(key, replies.handle((reply, failure) -> {
+                if (failure == null) {
+                    return CompletableFuture.completedFuture(
+                            store.claimResult(key, owners.get(index), (List<Object>) reply.get(index)));
+                }
+                return deadline - System.nanoTime() > 0 ? claimOrFail(key, owners.get(index), lease)
+                        : CompletableFuture.<ClaimResult>failedFuture(unwrap(failure));
+            }).thenCompose(stage -> stage));
+        }
     }
 
     /** A claim whose synchronous failure (no master known for the slot) fails its stage instead. */

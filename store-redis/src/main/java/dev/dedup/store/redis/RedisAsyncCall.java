@@ -27,7 +27,7 @@ final class RedisAsyncCall<T> {
     private final RedisClusterAsyncCommands<String, byte[]> commands;
     private final RedisScripts.Script script;
     private final ScriptOutputType type;
-    private final String key;
+    private final String[] keys;
     private final RedisCalls.Arguments arguments;
     private final String operation;
     private final long deadline;
@@ -35,16 +35,16 @@ final class RedisAsyncCall<T> {
     private volatile RedisFuture<T> inFlight;
 
     private RedisAsyncCall(RedisCalls calls, RedisClusterAsyncCommands<String, byte[]> commands,
-            RedisScripts.Script script, ScriptOutputType type, String key, RedisCalls.Arguments arguments,
-            String operation, Timer timer) {
+            RedisScripts.Script script, ScriptOutputType type, String[] keys, RedisCalls.Arguments arguments,
+            String operation, long deadline, Timer timer) {
         this.calls = calls;
         this.commands = commands;
         this.script = script;
         this.type = type;
-        this.key = key;
+        this.keys = keys;
         this.arguments = arguments;
         this.operation = operation;
-        this.deadline = calls.deadline();
+        this.deadline = deadline;
         this.timer = timer;
     }
 
@@ -52,9 +52,20 @@ final class RedisAsyncCall<T> {
     static <T> CompletableFuture<T> start(RedisCalls calls, RedisClusterAsyncCommands<String, byte[]> commands,
             RedisScripts.Script script, ScriptOutputType type, String key, RedisCalls.Arguments arguments,
             String operation, Timer timer) {
-        RedisAsyncCall<T> call = new RedisAsyncCall<>(calls, commands, script, type, key, arguments, operation,
+        return start(calls, commands, script, type, new String[] {key}, arguments, operation, calls.deadline(),
                 timer);
-        within(call.result, calls.timeout(), timer, call::expire);
+    }
+
+    /**
+     * Sends {@code script} on {@code keys} (of one slot, on a Cluster) now, to be answered by {@code deadline} (a
+     * {@link System#nanoTime()} value): a batch's parts share the batch's deadline.
+     */
+    static <T> CompletableFuture<T> start(RedisCalls calls, RedisClusterAsyncCommands<String, byte[]> commands,
+            RedisScripts.Script script, ScriptOutputType type, String[] keys, RedisCalls.Arguments arguments,
+            String operation, long deadline, Timer timer) {
+        RedisAsyncCall<T> call = new RedisAsyncCall<>(calls, commands, script, type, keys, arguments, operation,
+                deadline, timer);
+        within(call.result, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())), timer, call::expire);
         call.attempt(false, false);
         return call.result;
     }
@@ -81,7 +92,7 @@ final class RedisAsyncCall<T> {
         }
         RedisFuture<T> future;
         try {
-            future = calls.send(commands, script, type, key, arguments.of(resend), withSource);
+            future = calls.send(commands, script, type, keys, arguments.of(resend), withSource);
         } catch (RuntimeException e) {
             result.completeExceptionally(RedisErrors.translate(operation, e));
             return;

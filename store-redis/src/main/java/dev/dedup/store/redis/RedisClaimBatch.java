@@ -10,6 +10,7 @@ import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -44,7 +45,7 @@ final class RedisClaimBatch {
         Map<String, ClaimResult> results = new LinkedHashMap<>();
         List<String> unknown = new ArrayList<>();
         DedupException firstFailure = null;
-        for (List<String> group : groups()) {
+        for (List<String> group : groups(store, ownerByKey.keySet())) {
             try {
                 RedisClusterAsyncCommands<String, byte[]> commands = store.claimConnection(group.get(0));
                 group.forEach(key -> connectionOf.put(key, commands));
@@ -95,12 +96,12 @@ final class RedisClaimBatch {
      * The keys in script-sized groups: all of them on a standalone server; on a Cluster, one group per slot, since
      * a script's keys must share one (keys of one namespace do with {@code hashTagNamespace}).
      */
-    private List<List<String>> groups() {
+    static List<List<String>> groups(RedisDedupStore store, Collection<String> keys) {
         if (!store.cluster()) {
-            return List.of(List.copyOf(ownerByKey.keySet()));
+            return List.of(List.copyOf(keys));
         }
         Map<Integer, List<String>> bySlot = new LinkedHashMap<>();
-        for (String key : ownerByKey.keySet()) {
+        for (String key : keys) {
             bySlot.computeIfAbsent(SlotHash.getSlot(store.redisKey(key)), slot -> new ArrayList<>()).add(key);
         }
         return List.copyOf(bySlot.values());

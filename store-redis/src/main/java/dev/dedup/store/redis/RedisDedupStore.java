@@ -140,14 +140,22 @@ public final class RedisDedupStore extends AbstractDedupStore {
      */
     RedisFuture<List<Object>> sendClaimAll(RedisClusterAsyncCommands<String, byte[]> commands, List<String> keys,
             List<String> owners, Duration lease, boolean withSource) {
-        String[] redisKeys = new String[keys.size()];
-        byte[][] arguments = new byte[keys.size() + 1][];
+        return calls.send(commands, RedisScripts.CLAIM_ALL, ScriptOutputType.MULTI, redisKeys(keys),
+                claimAllArguments(owners, lease), withSource);
+    }
+
+    String[] redisKeys(List<String> keys) {
+        return keys.stream().map(this::redisKey).toArray(String[]::new);
+    }
+
+    /** {@link RedisScripts#CLAIM_ALL}'s arguments: the lease, then each key's owner. */
+    static byte[][] claimAllArguments(List<String> owners, Duration lease) {
+        byte[][] arguments = new byte[owners.size() + 1][];
         arguments[0] = millis(lease);
-        for (int i = 0; i < keys.size(); i++) {
-            redisKeys[i] = redisKey(keys.get(i));
+        for (int i = 0; i < owners.size(); i++) {
             arguments[i + 1] = ascii(owners.get(i));
         }
-        return calls.send(commands, RedisScripts.CLAIM_ALL, ScriptOutputType.MULTI, redisKeys, arguments, withSource);
+        return arguments;
     }
 
     /** Whether keys must be grouped by slot before they share a script: on a Cluster, each slot may live elsewhere. */

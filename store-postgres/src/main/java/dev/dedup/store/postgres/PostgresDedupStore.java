@@ -208,6 +208,8 @@ public final class PostgresDedupStore extends AbstractDedupStore {
             statement.setString(3, owner);
             statement.setLong(4, lease.toMillis());
             statement.setBytes(5, fingerprint);
+            statement.setString(6, namespace());
+            statement.setString(7, key);
             try (ResultSet row = statement.executeQuery()) {
                 if (!row.next()) {
                     return null; // the row was committed after the snapshot

@@ -14,8 +14,9 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Timestamp;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -328,7 +329,7 @@ public final class PostgresDedupStore extends AbstractDedupStore {
                         return null;
                     }
                     return new KeyRecord(key, RecordState.valueOf(row.getString("state")),
-                            row.getTimestamp("expires_at").toInstant(), row.getString("owner"),
+                            expiresAt(row), row.getString("owner"),
                             row.getBytes("fingerprint"), row.getBytes("result"));
                 }
             }
@@ -383,12 +384,17 @@ public final class PostgresDedupStore extends AbstractDedupStore {
     }
 
     private ClaimResult toResult(String key, String owner, ResultSet row) throws SQLException {
-        Timestamp expiresAt = row.getTimestamp("expires_at");
+        Instant expiresAt = expiresAt(row);
         if (owner.equals(row.getString("owner"))) {
-            return new Claim(namespace(), key, owner, expiresAt.toInstant());
+            return new Claim(namespace(), key, owner, expiresAt);
         }
-        return new Duplicate(key, RecordState.valueOf(row.getString("state")), expiresAt.toInstant(),
-                row.getBytes("result"), row.getBytes("fingerprint"));
+        return new Duplicate(key, RecordState.valueOf(row.getString("state")), expiresAt, row.getBytes("result"),
+                row.getBytes("fingerprint"));
+    }
+
+    /** The row's expiry, read as an OffsetDateTime: the driver parses that directly, without a Calendar. */
+    private static Instant expiresAt(ResultSet row) throws SQLException {
+        return row.getObject("expires_at", OffsetDateTime.class).toInstant();
     }
 
     /** Settings for a {@link PostgresDedupStore}; each setter checks its value at once. */

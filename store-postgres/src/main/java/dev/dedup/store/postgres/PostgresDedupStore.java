@@ -16,7 +16,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.OffsetDateTime;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -392,9 +392,9 @@ public final class PostgresDedupStore extends AbstractDedupStore {
                 row.getBytes("fingerprint"));
     }
 
-    /** The row's expiry, read as an OffsetDateTime: the driver parses that directly, without a Calendar. */
+    /** The row's expiry, from {@link PostgresTable#EXPIRES_US}. */
     private static Instant expiresAt(ResultSet row) throws SQLException {
-        return row.getObject("expires_at", OffsetDateTime.class).toInstant();
+        return Instant.EPOCH.plus(row.getLong("expires_us"), ChronoUnit.MICROS);
     }
 
     /** Settings for a {@link PostgresDedupStore}; each setter checks its value at once. */

@@ -130,6 +130,12 @@ final class PostgresTable {
 
     // ----- the hot path ----------------------------------------------------------------------------------------
     //
+    // Expiries come back as microseconds since the epoch (column expires_us), not as timestamptz: reading a
+    // timestamp costs the driver a TimestampUtils per result set, which showed in the claim's client profile.
+
+    /** {@code expires_at} as a bigint of microseconds since the epoch, named {@code expires_us}. */
+    static final String EXPIRES_US = "(extract(epoch FROM expires_at) * 1000000)::bigint AS expires_us";
+    //
     // Time is statement_timestamp(): the server's clock, fixed for one statement, and not frozen at the start of
     // a long caller transaction the way now() is.
 
@@ -155,8 +161,8 @@ final class PostgresTable {
                 + " statement_timestamp(), ?::bytea)"
                 + " ON CONFLICT (namespace, key) DO NOTHING"
                 + " RETURNING owner, state, expires_at, result, fingerprint)\n"
-                + "SELECT owner, state, expires_at, result, fingerprint, true AS live FROM ins\n"
-                + "UNION ALL SELECT owner, state, expires_at, result, fingerprint,"
+                + "SELECT owner, state, " + EXPIRES_US + ", result, fingerprint, true AS live FROM ins\n"
+                + "UNION ALL SELECT owner, state, " + EXPIRES_US + ", result, fingerprint,"
                 + " expires_at > statement_timestamp() FROM " + qualified
                 + " WHERE namespace = ? AND key = ? AND NOT EXISTS (SELECT 1 FROM ins)";
     }
@@ -173,7 +179,7 @@ final class PostgresTable {
                 + " expires_at = statement_timestamp() + ?::bigint * interval '1 millisecond', result = NULL,"
                 + " created_at = statement_timestamp(), completed_at = NULL, fingerprint = ?"
                 + " WHERE namespace = ? AND key = ? AND expires_at <= statement_timestamp()"
-                + " RETURNING owner, state, expires_at, result, fingerprint";
+                + " RETURNING owner, state, " + EXPIRES_US + ", result, fingerprint";
     }
 
     /**
@@ -212,9 +218,9 @@ final class PostgresTable {
                 + " FROM input WHERE EXISTS (SELECT 1 FROM expired) AND t.namespace = (SELECT namespace FROM p)"
                 + " AND t.key = ANY (ARRAY(SELECT key FROM expired)) AND t.key = input.key"
                 + " RETURNING t.key, t.owner, t.state, t.expires_at, t.result, t.fingerprint)\n"
-                + "SELECT key, owner, state, expires_at, result, fingerprint FROM ins\n"
-                + "UNION ALL SELECT key, owner, state, expires_at, result, fingerprint FROM takeover\n"
-                + "UNION ALL SELECT key, owner, state, expires_at, result, fingerprint FROM found"
+                + "SELECT key, owner, state, " + EXPIRES_US + ", result, fingerprint FROM ins\n"
+                + "UNION ALL SELECT key, owner, state, " + EXPIRES_US + ", result, fingerprint FROM takeover\n"
+                + "UNION ALL SELECT key, owner, state, " + EXPIRES_US + ", result, fingerprint FROM found"
                 + " WHERE expires_at > statement_timestamp()";
     }
 
@@ -246,7 +252,7 @@ final class PostgresTable {
      * expiry is not returned: by the claim's rule it no longer holds the key. Parameters: namespace, key.
      */
     String inspect() {
-        return "SELECT owner, state, expires_at, result, fingerprint FROM " + qualified
+        return "SELECT owner, state, " + EXPIRES_US + ", result, fingerprint FROM " + qualified
                 + " WHERE namespace = ? AND key = ? AND expires_at > statement_timestamp()";
     }
 

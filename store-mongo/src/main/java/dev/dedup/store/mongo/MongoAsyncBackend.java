@@ -30,7 +30,7 @@ import org.bson.BsonDocument;
 
 /**
  * The MongoDB store's non-blocking calls, on the reactive-streams driver: the same documents, filters, updates and
- * readers as the blocking calls (shared with {@link MongoDedupStore}), the same resend after a broken connection
+ * readers as the blocking calls ({@link MongoCommands}), the same resend after a broken connection
  * ({@link MongoRetryOnce#secondTryMillis}) and the same error mapping, each step chained on the previous reply, so no
  * thread waits. Replies complete on the driver's threads. The only pause, between two tries of a claim that lost to
  * a concurrent writer, runs on the JDK's delay timer, which then only sends the next request.
@@ -41,12 +41,14 @@ final class MongoAsyncBackend implements AsyncBackend {
         CompletableFuture<T> run(MongoCollection<BsonDocument> collection, boolean retried);
     }
 
-    private final MongoDedupStore store;
+    private final MongoCommands commands;
+    private final Duration timeout;
     private final MongoCollection<BsonDocument> collection;
 
-    MongoAsyncBackend(MongoDedupStore store, MongoDatabase database,
+    MongoAsyncBackend(MongoCommands commands, Duration timeout, MongoDatabase database,
             com.mongodb.client.MongoCollection<BsonDocument> blocking) {
-        this.store = store;
+        this.commands = commands;
+        this.timeout = timeout;
         // The blocking collection's settings, decided once there, so both paths read and write alike.
         this.collection = database.getCollection(blocking.getNamespace().getCollectionName(), BsonDocument.class)
                 .withCodecRegistry(blocking.getCodecRegistry())
@@ -75,7 +77,7 @@ final class MongoAsyncBackend implements AsyncBackend {
     @Override
     public CompletableFuture<ClaimResult> claim(String key, Duration lease, byte[] fingerprint) {
         String owner = MongoDedupStore.freshOwner();
-        ContentionRetry retry = ContentionRetry.within(store.timeout());
+        ContentionRetry retry = ContentionRetry.within(timeout);
         return call("claim", MongoDedupStore.deadline(retry),
                 (on, retried) -> claimOne(on, key, owner, lease, fingerprint, true, retry));
     }
@@ -86,7 +88,7 @@ final class MongoAsyncBackend implements AsyncBackend {
         CompletableFuture<ClaimResult> inserted = insert ? insert(on, key, owner, lease, fingerprint)
                 : completedFuture(null);
         return inserted.thenCompose(claimed -> claimed != null ? completedFuture(claimed)
-                : MongoReplies.first(on.find(store.byId(key)).first()).thenCompose(found -> found == null
+                : MongoReplies.first(on.find(commands.byId(key)).first()).thenCompose(found -> found == null
                         // Released or deleted since: insert again.
                         ? again(retry, () -> claimOne(on, key, owner, lease, fingerprint, true, retry))
                         : resolve(on, key, owner, lease, fingerprint, found).thenCompose(result -> result != null
@@ -98,29 +100,29 @@ final class MongoAsyncBackend implements AsyncBackend {
     /** The fresh claim, or null when the key exists (a duplicate-key error). */
     private CompletableFuture<ClaimResult> insert(MongoCollection<BsonDocument> on, String key, String owner,
             Duration lease, byte[] fingerprint) {
-        long now = store.now();
+        long now = commands.now();
         long expiresAt = now + lease.toMillis();
         return MongoReplies.first(on.insertOne(
-                        MongoRecord.inProgress(store.documentId(key), owner, expiresAt, now, fingerprint)))
-                .<ClaimResult>thenApply(inserted -> store.claim(key, owner, expiresAt))
+                        MongoRecord.inProgress(commands.documentId(key), owner, expiresAt, now, fingerprint)))
+                .<ClaimResult>thenApply(inserted -> commands.claim(key, owner, expiresAt))
                 .exceptionallyCompose(failure -> unwrap(failure) instanceof MongoWriteException write
-                        && MongoDedupStore.isDuplicateKey(write) ? completedFuture(null)
+                        && MongoCommands.isDuplicateKey(write) ? completedFuture(null)
                         : CompletableFuture.failedFuture(unwrap(failure)));
     }
 
     /** As the blocking resolve: the live document's outcome, else the take-over; null when that matched nothing. */
     private CompletableFuture<ClaimResult> resolve(MongoCollection<BsonDocument> on, String key, String owner,
             Duration lease, byte[] fingerprint, BsonDocument found) {
-        long now = store.now();
-        MongoRecord existing = store.decode(found);
-        ClaimResult live = store.liveOutcome(key, owner, existing, now);
+        long now = commands.now();
+        MongoRecord existing = commands.decode(found);
+        ClaimResult live = commands.liveOutcome(key, owner, existing, now);
         if (live != null) {
             return completedFuture(live);
         }
         long expiresAt = now + lease.toMillis();
-        return MongoReplies.first(on.updateOne(store.lapsed(key, existing, now),
-                        MongoDedupStore.takeOver(owner, expiresAt, now, fingerprint)))
-                .thenApply(updated -> updated.getMatchedCount() == 1 ? store.claim(key, owner, expiresAt) : null);
+        return MongoReplies.first(on.updateOne(commands.lapsed(key, existing, now),
+                        MongoCommands.takeOver(owner, expiresAt, now, fingerprint)))
+                .thenApply(updated -> updated.getMatchedCount() == 1 ? commands.claim(key, owner, expiresAt) : null);
     }
 
     /**
@@ -130,7 +132,7 @@ final class MongoAsyncBackend implements AsyncBackend {
      */
     private CompletableFuture<ClaimResult> again(ContentionRetry retry,
             Supplier<CompletableFuture<ClaimResult>> next) {
-        long pause = retry.nextPauseNanosOrGiveUp(MongoErrors.STORE, store.contendedClaim());
+        long pause = retry.nextPauseNanosOrGiveUp(MongoErrors.STORE, commands.contendedClaim());
         return CompletableFuture.supplyAsync(next,
                 CompletableFuture.delayedExecutor(pause, TimeUnit.NANOSECONDS, Runnable::run)).thenCompose(f -> f);
     }
@@ -138,7 +140,7 @@ final class MongoAsyncBackend implements AsyncBackend {
     @Override
     public CompletableFuture<List<ClaimResult>> claimAll(List<String> keys, Duration lease) {
         Map<String, String> ownerByKey = MongoDedupStore.distinctOwners(keys);
-        ContentionRetry retry = ContentionRetry.within(store.timeout());
+        ContentionRetry retry = ContentionRetry.within(timeout);
         // Safe to run twice: a key the first try wrote comes back as a duplicate-key error carrying our own owner.
         return call("claimAll", MongoDedupStore.deadline(retry), (on, retried) -> claimBatch(on, ownerByKey, lease,
                 retry).thenApply(byKey -> MongoDedupStore.ordered(keys, byKey)));
@@ -147,22 +149,22 @@ final class MongoAsyncBackend implements AsyncBackend {
     /** The blocking batch: one unordered insertMany, one find of the keys that exist, then each of those settled. */
     private CompletableFuture<Map<String, ClaimResult>> claimBatch(MongoCollection<BsonDocument> on,
             Map<String, String> ownerByKey, Duration lease, ContentionRetry retry) {
-        long now = store.now();
+        long now = commands.now();
         long expiresAt = now + lease.toMillis();
         Map<String, ClaimResult> results = new HashMap<>();
-        return MongoReplies.first(on.insertMany(store.batchDocuments(ownerByKey, expiresAt, now),
+        return MongoReplies.first(on.insertMany(commands.batchDocuments(ownerByKey, expiresAt, now),
                         new InsertManyOptions().ordered(false)))
                 .<Set<Integer>>thenApply(inserted -> Set.of())
                 .exceptionallyCompose(failure -> unwrap(failure) instanceof MongoBulkWriteException bulk
-                        ? completedFuture(MongoDedupStore.duplicateKeys(bulk))
+                        ? completedFuture(MongoCommands.duplicateKeys(bulk))
                         : CompletableFuture.failedFuture(unwrap(failure)))
                 .thenCompose(taken -> {
-                    List<String> existing = store.wonOrTaken(ownerByKey, taken, expiresAt, results);
+                    List<String> existing = commands.wonOrTaken(ownerByKey, taken, expiresAt, results);
                     if (existing.isEmpty()) {
                         return completedFuture(results);
                     }
-                    return MongoReplies.all(on.find(in(MongoRecord.ID, store.documentIds(existing))))
-                            .thenCompose(documents -> settle(on, existing, MongoDedupStore.byDocumentId(documents),
+                    return MongoReplies.all(on.find(in(MongoRecord.ID, commands.documentIds(existing))))
+                            .thenCompose(documents -> settle(on, existing, MongoCommands.byDocumentId(documents),
                                     ownerByKey, lease, retry, results));
                 });
     }
@@ -177,7 +179,7 @@ final class MongoAsyncBackend implements AsyncBackend {
         CompletableFuture<Void> chain = completedFuture(null);
         for (String key : existing) {
             String owner = ownerByKey.get(key);
-            BsonDocument document = found.get(store.documentId(key));
+            BsonDocument document = found.get(commands.documentId(key));
             chain = chain.thenCompose(ignored -> (document == null ? completedFuture((ClaimResult) null)
                             : resolve(on, key, owner, lease, null, document))
                     .thenCompose(result -> result != null ? completedFuture(result)
@@ -189,25 +191,25 @@ final class MongoAsyncBackend implements AsyncBackend {
 
     @Override
     public CompletableFuture<Boolean> finish(Claim claim, RecordState outcome, Duration retention, byte[] payload) {
-        return ownerChecked(store.finishing(claim, outcome, retention, payload));
+        return ownerChecked(commands.finishing(claim, outcome, retention, payload));
     }
 
     @Override
     public CompletableFuture<Boolean> release(Claim claim) {
-        return ownerChecked(store.releasing(claim));
+        return ownerChecked(commands.releasing(claim));
     }
 
     @Override
     public CompletableFuture<Boolean> extend(Claim claim, Duration lease) {
-        return ownerChecked(store.extending(claim, lease));
+        return ownerChecked(commands.extending(claim, lease));
     }
 
     /** As the blocking path: a resend that matches nothing reads the document to tell whether the first applied. */
     private CompletableFuture<Boolean> ownerChecked(MongoOwnedWrite write) {
         return call(write.operation(), deadline(), (on, retried) -> send(on, write).thenCompose(matched ->
                 matched || !retried ? completedFuture(matched)
-                        : MongoReplies.first(on.find(store.byId(write.claim().key())).first())
-                                .thenApply(found -> write.appliedTo(found == null ? null : store.decode(found)))));
+                        : MongoReplies.first(on.find(commands.byId(write.claim().key())).first())
+                                .thenApply(found -> write.appliedTo(found == null ? null : commands.decode(found)))));
     }
 
     private static CompletableFuture<Boolean> send(MongoCollection<BsonDocument> on, MongoOwnedWrite write) {
@@ -219,19 +221,19 @@ final class MongoAsyncBackend implements AsyncBackend {
 
     @Override
     public CompletableFuture<KeyRecord> inspect(String key) {
-        return call("inspect", deadline(), (on, retried) -> MongoReplies.first(on.find(store.byId(key)).first())
-                .thenApply(found -> store.inspected(key, found)));
+        return call("inspect", deadline(), (on, retried) -> MongoReplies.first(on.find(commands.byId(key)).first())
+                .thenApply(found -> commands.inspected(key, found)));
     }
 
     @Override
     public CompletableFuture<Boolean> forget(String key) {
-        BsonDocument live = store.live(key);
+        BsonDocument live = commands.live(key);
         return call("forget", deadline(), (on, retried) -> MongoReplies.first(on.deleteOne(live))
                 .thenApply(deleted -> deleted.getDeletedCount() == 1));
     }
 
     private long deadline() {
-        return System.nanoTime() + store.timeout().toNanos();
+        return System.nanoTime() + timeout.toNanos();
     }
 
     /**

@@ -1,6 +1,5 @@
 package dev.dedup.store.mongo;
 
-import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.in;
 
 import com.mongodb.ErrorCategory;
@@ -11,12 +10,10 @@ import com.mongodb.MongoWriteException;
 import com.mongodb.ReadConcern;
 import com.mongodb.ReadPreference;
 import com.mongodb.WriteConcern;
-import com.mongodb.bulk.BulkWriteError;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.InsertManyOptions;
-import com.mongodb.client.model.Updates;
 import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
 import dev.dedup.DedupLimits;
@@ -29,10 +26,7 @@ import dev.dedup.spi.AsyncBackend;
 import dev.dedup.spi.ContentionRetry;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -40,11 +34,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
-import org.bson.BsonBinary;
-import org.bson.BsonDateTime;
 import org.bson.BsonDocument;
-import org.bson.BsonString;
-import org.bson.conversions.Bson;
 
 /**
  * A {@link dev.dedup.DedupStore} on MongoDB through the official sync driver. One document per key, keyed by a
@@ -99,8 +89,7 @@ public final class MongoDedupStore extends AbstractDedupStore {
     private static final Duration INDEX_BUILD_TIMEOUT = Duration.ofMinutes(1);
 
     private final MongoCollection<BsonDocument> collection;
-    private final String collectionName;
-    private final Clock clock;
+    private final MongoCommands commands;
     private final Duration timeout;
     private final Runnable onClose;
     private final AsyncBackend asyncBackend;
@@ -118,13 +107,12 @@ public final class MongoDedupStore extends AbstractDedupStore {
                 .withReadConcern(ReadConcern.LOCAL)
                 .withWriteConcern(writeConcern)
                 .withTimeout(builder.timeout.toMillis(), TimeUnit.MILLISECONDS);
-        this.collectionName = collection.getNamespace().getFullName();
-        this.clock = builder.clock;
+        this.commands = new MongoCommands(namespace(), collection.getNamespace().getFullName(), builder.clock);
         this.timeout = builder.timeout;
         this.onClose = builder.onClose;
         // Only touched when a reactive database was given: without the optional driver this class still loads.
         this.asyncBackend = builder.reactiveDatabase == null ? null
-                : new MongoAsyncBackend(this, builder.reactiveDatabase, collection);
+                : new MongoAsyncBackend(commands, timeout, builder.reactiveDatabase, collection);
     }
 
     /**
@@ -163,7 +151,7 @@ public final class MongoDedupStore extends AbstractDedupStore {
      * @return the document's {@code _id}: {@code namespace:key}
      */
     public String documentId(String key) {
-        return namespace() + ":" + key;
+        return commands.documentId(key);
     }
 
     /**
@@ -210,18 +198,18 @@ public final class MongoDedupStore extends AbstractDedupStore {
         boolean insert = insertFirst;
         while (true) {
             if (insert) {
-                long now = clock.millis();
+                long now = commands.now();
                 long expiresAt = now + lease.toMillis();
                 try {
                     on.insertOne(MongoRecord.inProgress(documentId(key), owner, expiresAt, now, fingerprint));
-                    return claim(key, owner, expiresAt);
+                    return commands.claim(key, owner, expiresAt);
                 } catch (MongoWriteException e) {
-                    if (!isDuplicateKey(e)) {
+                    if (!MongoCommands.isDuplicateKey(e)) {
                         throw e;
                     }
                 }
             }
-            BsonDocument found = on.find(byId(key)).first();
+            BsonDocument found = on.find(commands.byId(key)).first();
             if (found != null) {
                 ClaimResult result = resolve(on, key, owner, lease, fingerprint, found);
                 if (result != null) {
@@ -230,69 +218,23 @@ public final class MongoDedupStore extends AbstractDedupStore {
             }
             // Released or deleted since (insert again), or taken over or extended by another writer (read again).
             insert = found == null;
-            retry.pauseOrGiveUp(MongoErrors.STORE, contendedClaim());
+            retry.pauseOrGiveUp(MongoErrors.STORE, commands.contendedClaim());
         }
     }
 
     /** The live document's outcome, else the take-over of the lapsed one; null when the take-over matched nothing. */
     private ClaimResult resolve(MongoCollection<BsonDocument> on, String key, String owner, Duration lease,
             byte[] fingerprint, BsonDocument found) {
-        long now = clock.millis();
-        MongoRecord existing = decode(found);
-        ClaimResult live = liveOutcome(key, owner, existing, now);
+        long now = commands.now();
+        MongoRecord existing = commands.decode(found);
+        ClaimResult live = commands.liveOutcome(key, owner, existing, now);
         if (live != null) {
             return live;
         }
         long expiresAt = now + lease.toMillis();
-        return on.updateOne(lapsed(key, existing, now), takeOver(owner, expiresAt, now, fingerprint))
-                .getMatchedCount() == 1 ? claim(key, owner, expiresAt) : null;
-    }
-
-    /**
-     * What a claim meets in {@code existing} while it is live: a duplicate, unless it carries this claim's own owner
-     * token (an earlier try of this claim was written, its reply lost): then it is the caller's claim. Null once it
-     * has expired: it is to be taken over.
-     */
-    ClaimResult liveOutcome(String key, String owner, MongoRecord existing, long now) {
-        if (!existing.liveAt(now)) {
-            return null;
-        }
-        if (existing.owner().equals(owner) && existing.state() == RecordState.IN_PROGRESS) {
-            return claim(key, owner, existing.expiresAt().toEpochMilli());
-        }
-        return new Duplicate(key, existing.state(), existing.expiresAt(), existing.result(), existing.fingerprint());
-    }
-
-    /**
-     * The take-over's filter: the document while it still has the owner and the lapsed expiry that were read, so
-     * the first racer's update changes the owner and every other racer's matches nothing.
-     */
-    BsonDocument lapsed(String key, MongoRecord existing, long now) {
-        return new BsonDocument(MongoRecord.ID, new BsonString(documentId(key)))
-                .append(MongoRecord.OWNER, new BsonString(existing.owner()))
-                .append(MongoRecord.EXPIRES_AT, new BsonDocument("$lte", new BsonDateTime(now)));
-    }
-
-    /** The take-over's update: a fresh claim by {@code owner}, with this claim's fingerprint or none. */
-    static Bson takeOver(String owner, long expiresAt, long now, byte[] fingerprint) {
-        return Updates.combine(
-                Updates.set(MongoRecord.OWNER, new BsonString(owner)),
-                Updates.set(MongoRecord.STATE, new BsonString(MongoRecord.IN_PROGRESS)),
-                Updates.set(MongoRecord.EXPIRES_AT, new BsonDateTime(expiresAt)),
-                Updates.set(MongoRecord.CREATED_AT, new BsonDateTime(now)),
-                Updates.unset(MongoRecord.COMPLETED_AT),
-                Updates.unset(MongoRecord.RESULT),
-                fingerprint == null ? Updates.unset(MongoRecord.FINGERPRINT)
-                        : Updates.set(MongoRecord.FINGERPRINT, new BsonBinary(fingerprint)));
-    }
-
-    static boolean isDuplicateKey(MongoWriteException e) {
-        return e.getError().getCategory() == ErrorCategory.DUPLICATE_KEY;
-    }
-
-    /** What a claim that keeps losing to concurrent writers reports when it gives up. */
-    String contendedClaim() {
-        return "claim in namespace '" + namespace() + "'";
+        boolean takenOver = on.updateOne(commands.lapsed(key, existing, now),
+                MongoCommands.takeOver(owner, expiresAt, now, fingerprint)).getMatchedCount() == 1;
+        return takenOver ? commands.claim(key, owner, expiresAt) : null;
     }
 
     @Override
@@ -308,20 +250,22 @@ public final class MongoDedupStore extends AbstractDedupStore {
 
     private Map<String, ClaimResult> claimBatch(MongoCollection<BsonDocument> on, Map<String, String> ownerByKey,
             Duration lease, ContentionRetry retry) {
-        long now = clock.millis();
+        long now = commands.now();
         long expiresAt = now + lease.toMillis();
         Set<Integer> taken = Set.of();
         try {
-            on.insertMany(batchDocuments(ownerByKey, expiresAt, now), new InsertManyOptions().ordered(false));
+            on.insertMany(commands.batchDocuments(ownerByKey, expiresAt, now),
+                    new InsertManyOptions().ordered(false));
         } catch (MongoBulkWriteException e) {
-            taken = duplicateKeys(e);
+            taken = MongoCommands.duplicateKeys(e);
         }
         Map<String, ClaimResult> results = new HashMap<>();
-        List<String> existing = wonOrTaken(ownerByKey, taken, expiresAt, results);
+        List<String> existing = commands.wonOrTaken(ownerByKey, taken, expiresAt, results);
         if (existing.isEmpty()) {
             return results;
         }
-        Map<String, BsonDocument> found = byDocumentId(on.find(in(MongoRecord.ID, documentIds(existing))));
+        Map<String, BsonDocument> found =
+                MongoCommands.byDocumentId(on.find(in(MongoRecord.ID, commands.documentIds(existing))));
         for (String key : existing) {
             String owner = ownerByKey.get(key);
             BsonDocument document = found.get(documentId(key));
@@ -333,105 +277,19 @@ public final class MongoDedupStore extends AbstractDedupStore {
         return results;
     }
 
-    /** A batch's fresh claims, one document per distinct key, in the map's order. */
-    List<BsonDocument> batchDocuments(Map<String, String> ownerByKey, long expiresAt, long now) {
-        List<BsonDocument> documents = new ArrayList<>(ownerByKey.size());
-        ownerByKey.forEach((key, owner) -> documents.add(
-                MongoRecord.inProgress(documentId(key), owner, expiresAt, now, null)));
-        return documents;
-    }
-
-    /**
-     * The positions of a batch's inserts that met an existing key. Which inserts failed comes from the per-document
-     * errors; the reported insertedCount is not trusted (the test server gets it wrong on unordered batches). Any
-     * other failure is rethrown.
-     */
-    static Set<Integer> duplicateKeys(MongoBulkWriteException e) {
-        Set<Integer> taken = new HashSet<>();
-        for (BulkWriteError error : e.getWriteErrors()) {
-            if (ErrorCategory.fromErrorCode(error.getCode()) != ErrorCategory.DUPLICATE_KEY) {
-                throw e;
-            }
-            taken.add(error.getIndex());
-        }
-        if (e.getWriteConcernError() != null) {
-            throw e;
-        }
-        return taken;
-    }
-
-    /**
-     * Puts the claims a batch won by inserting into {@code results}; returns the keys whose insert met an existing
-     * document ({@code taken} positions, in the map's order), to be read and settled one by one.
-     */
-    List<String> wonOrTaken(Map<String, String> ownerByKey, Set<Integer> taken, long expiresAt,
-            Map<String, ClaimResult> results) {
-        List<String> existing = new ArrayList<>();
-        int i = 0;
-        for (Map.Entry<String, String> entry : ownerByKey.entrySet()) {
-            if (taken.contains(i++)) {
-                existing.add(entry.getKey());
-            } else {
-                results.put(entry.getKey(), claim(entry.getKey(), entry.getValue(), expiresAt));
-            }
-        }
-        return existing;
-    }
-
-    /** The {@code _id}s of the documents that hold {@code keys}, for one {@code find} by {@code _id $in}. */
-    List<String> documentIds(List<String> keys) {
-        return keys.stream().map(this::documentId).toList();
-    }
-
-    static Map<String, BsonDocument> byDocumentId(Iterable<BsonDocument> documents) {
-        Map<String, BsonDocument> found = new HashMap<>();
-        for (BsonDocument document : documents) {
-            found.put(document.getString(MongoRecord.ID).getValue(), document);
-        }
-        return found;
-    }
-
     @Override
     protected boolean doFinish(Claim claim, RecordState outcome, Duration retention, byte[] result) {
-        return ownerChecked(finishing(claim, outcome, retention, result));
+        return ownerChecked(commands.finishing(claim, outcome, retention, result));
     }
 
     @Override
     protected boolean doRelease(Claim claim) {
-        return ownerChecked(releasing(claim));
+        return ownerChecked(commands.releasing(claim));
     }
 
     @Override
     protected boolean doExtend(Claim claim, Duration lease) {
-        return ownerChecked(extending(claim, lease));
-    }
-
-    MongoOwnedWrite finishing(Claim claim, RecordState outcome, Duration retention, byte[] result) {
-        long now = clock.millis();
-        long expiresAt = now + retention.toMillis();
-        Bson update = Updates.combine(
-                Updates.set(MongoRecord.STATE, new BsonString(outcome.name())),
-                Updates.set(MongoRecord.EXPIRES_AT, new BsonDateTime(expiresAt)),
-                Updates.set(MongoRecord.COMPLETED_AT, new BsonDateTime(now)),
-                result == null ? Updates.unset(MongoRecord.RESULT)
-                        : Updates.set(MongoRecord.RESULT, new BsonBinary(result)));
-        return new MongoOwnedWrite(outcome == RecordState.FAILED ? "fail" : "complete", claim, heldBy(claim, now),
-                update,
-                stored -> stored != null && stored.state() == outcome && stored.expiresAt().toEpochMilli() == expiresAt);
-    }
-
-    MongoOwnedWrite releasing(Claim claim) {
-        // A resent delete whose first try went through finds the document gone: the key is free, as asked.
-        return new MongoOwnedWrite("release", claim, heldBy(claim, clock.millis()), null, stored -> stored == null);
-    }
-
-    MongoOwnedWrite extending(Claim claim, Duration lease) {
-        long now = clock.millis();
-        long expiresAt = now + lease.toMillis();
-        return new MongoOwnedWrite("extend", claim, heldBy(claim, now),
-                Updates.set(MongoRecord.EXPIRES_AT, new BsonDateTime(expiresAt)),
-                stored -> stored != null && stored.state() == RecordState.IN_PROGRESS
-                        && stored.expiresAt().toEpochMilli() == expiresAt);
+        return ownerChecked(commands.extending(claim, lease));
     }
 
     /** One owner-checked write, run again once after a broken connection ({@link MongoOwnedWrite}). */
@@ -443,48 +301,24 @@ public final class MongoDedupStore extends AbstractDedupStore {
             if (matched || !retried) {
                 return matched;
             }
-            BsonDocument found = on.find(byId(write.claim().key())).first();
-            return write.appliedTo(found == null ? null : decode(found));
+            BsonDocument found = on.find(commands.byId(write.claim().key())).first();
+            return write.appliedTo(found == null ? null : commands.decode(found));
         }));
     }
 
     @Override
     protected KeyRecord doInspect(String key) {
         long deadline = System.nanoTime() + timeout.toNanos();
-        return inspected(key, call("inspect", () -> MongoRetryOnce.run(collection, deadline,
-                (on, retried) -> on.find(byId(key)).first())));
-    }
-
-    /** The record {@code found} holds for {@code key}, or null when there is none or it has expired. */
-    KeyRecord inspected(String key, BsonDocument found) {
-        if (found == null) {
-            return null;
-        }
-        MongoRecord stored = decode(found);
-        // The TTL index deletes late: a document past its expiry is absent, by the claim's rule and this clock.
-        if (!stored.liveAt(clock.millis())) {
-            return null;
-        }
-        return new KeyRecord(key, stored.state(), stored.expiresAt(), stored.owner(), stored.fingerprint(),
-                stored.result());
+        return commands.inspected(key, call("inspect", () -> MongoRetryOnce.run(collection, deadline,
+                (on, retried) -> on.find(commands.byId(key)).first())));
     }
 
     @Override
     protected boolean doForget(String key) {
-        BsonDocument live = live(key);
+        BsonDocument live = commands.live(key);
         long deadline = System.nanoTime() + timeout.toNanos();
         return call("forget", () -> MongoRetryOnce.run(collection, deadline,
                 (on, retried) -> on.deleteOne(live).getDeletedCount() == 1));
-    }
-
-    /**
-     * The document of {@code key} while it is live. Only a live document counts for forget, so the filter carries
-     * the expiry; an expired one is left to the take-over and the TTL index. A resend after a broken connection
-     * finds nothing and answers false for a delete the first try made.
-     */
-    BsonDocument live(String key) {
-        return new BsonDocument(MongoRecord.ID, new BsonString(documentId(key)))
-                .append(MongoRecord.EXPIRES_AT, new BsonDocument("$gt", new BsonDateTime(clock.millis())));
     }
 
     @Override
@@ -497,36 +331,8 @@ public final class MongoDedupStore extends AbstractDedupStore {
         onClose.run();
     }
 
-    /** The document while {@code claim} still holds it: its owner, in progress, not yet expired. */
-    private BsonDocument heldBy(Claim claim, long now) {
-        return new BsonDocument(MongoRecord.ID, new BsonString(documentId(claim.key())))
-                .append(MongoRecord.OWNER, new BsonString(claim.owner()))
-                .append(MongoRecord.STATE, new BsonString(MongoRecord.IN_PROGRESS))
-                .append(MongoRecord.EXPIRES_AT, new BsonDocument("$gt", new BsonDateTime(now)));
-    }
-
-    Bson byId(String key) {
-        return eq(MongoRecord.ID, documentId(key));
-    }
-
-    MongoRecord decode(BsonDocument document) {
-        return MongoRecord.decode(document, collectionName);
-    }
-
-    long now() {
-        return clock.millis();
-    }
-
-    Duration timeout() {
-        return timeout;
-    }
-
     static long deadline(ContentionRetry retry) {
         return System.nanoTime() + retry.remainingNanos();
-    }
-
-    Claim claim(String key, String owner, long expiresAt) {
-        return new Claim(namespace(), key, owner, Instant.ofEpochMilli(expiresAt));
     }
 
     static String freshOwner() {

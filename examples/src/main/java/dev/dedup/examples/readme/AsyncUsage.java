@@ -16,7 +16,7 @@ final class AsyncUsage {
     static CompletionStage<Boolean> process(DedupStore store, String key,
             Function<String, CompletionStage<byte[]>> handler) {
         // readme:async
-        AsyncDedupStore async = store.async(); // Redis: native, no thread waits for a reply
+        AsyncDedupStore async = store.async(); // Redis, DynamoDB, MongoDB: native, no thread waits for a reply
         return async.claim(key, Duration.ofMinutes(5)).thenCompose(result -> {
             if (!(result instanceof Claim claim)) {
                 return CompletableFuture.completedFuture(false); // a duplicate: done, or in progress elsewhere

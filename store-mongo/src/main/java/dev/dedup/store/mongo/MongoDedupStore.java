@@ -1,6 +1,5 @@
 package dev.dedup.store.mongo;
 
-import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.in;
 
 import com.mongodb.ErrorCategory;
@@ -11,12 +10,10 @@ import com.mongodb.MongoWriteException;
 import com.mongodb.ReadConcern;
 import com.mongodb.ReadPreference;
 import com.mongodb.WriteConcern;
-import com.mongodb.bulk.BulkWriteError;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.InsertManyOptions;
-import com.mongodb.client.model.Updates;
 import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
 import dev.dedup.DedupLimits;
@@ -25,27 +22,19 @@ import dev.dedup.Duplicate;
 import dev.dedup.KeyRecord;
 import dev.dedup.RecordState;
 import dev.dedup.spi.AbstractDedupStore;
+import dev.dedup.spi.AsyncBackend;
 import dev.dedup.spi.ContentionRetry;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BiPredicate;
-import java.util.function.Predicate;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
-import org.bson.BsonBinary;
-import org.bson.BsonDateTime;
 import org.bson.BsonDocument;
-import org.bson.BsonString;
-import org.bson.conversions.Bson;
 
 /**
  * A {@link dev.dedup.DedupStore} on MongoDB through the official sync driver. One document per key, keyed by a
@@ -79,6 +68,11 @@ import org.bson.conversions.Bson;
  * one unordered {@code insertMany}; the keys it reports as duplicates are read back with one {@code find} by
  * {@code _id $in}, and expired ones are taken over as above.
  *
+ * <p><b>Non-blocking.</b> Given the reactive-streams driver's handle on the same database
+ * ({@link Builder#reactive(com.mongodb.reactivestreams.client.MongoClient)}), {@link #async()} sends these same
+ * operations through it and no thread waits for a reply; without one, {@code async()} throws
+ * {@link UnsupportedOperationException} and {@link dev.dedup.AsyncDedupStore#onExecutor} runs the blocking calls.
+ *
  * <pre>{@code
  * MongoDedupStore store = MongoDedupStore.builder(database).collection("dedup_claims").namespace("orders").build();
  * store.createIndexes();   // once, at deployment: the TTL index on expiresAt (idempotent)
@@ -95,10 +89,10 @@ public final class MongoDedupStore extends AbstractDedupStore {
     private static final Duration INDEX_BUILD_TIMEOUT = Duration.ofMinutes(1);
 
     private final MongoCollection<BsonDocument> collection;
-    private final String collectionName;
-    private final Clock clock;
+    private final MongoCommands commands;
     private final Duration timeout;
     private final Runnable onClose;
+    private final AsyncBackend asyncBackend;
 
     private MongoDedupStore(Builder builder) {
         super(builder.namespace);
@@ -113,10 +107,12 @@ public final class MongoDedupStore extends AbstractDedupStore {
                 .withReadConcern(ReadConcern.LOCAL)
                 .withWriteConcern(writeConcern)
                 .withTimeout(builder.timeout.toMillis(), TimeUnit.MILLISECONDS);
-        this.collectionName = collection.getNamespace().getFullName();
-        this.clock = builder.clock;
+        this.commands = new MongoCommands(namespace(), collection.getNamespace().getFullName(), builder.clock);
         this.timeout = builder.timeout;
         this.onClose = builder.onClose;
+        // Only touched when a reactive database was given: without the optional driver this class still loads.
+        this.asyncBackend = builder.reactiveDatabase == null ? null
+                : new MongoAsyncBackend(commands, timeout, builder.reactiveDatabase, collection);
     }
 
     /**
@@ -155,7 +151,7 @@ public final class MongoDedupStore extends AbstractDedupStore {
      * @return the document's {@code _id}: {@code namespace:key}
      */
     public String documentId(String key) {
-        return namespace() + ":" + key;
+        return commands.documentId(key);
     }
 
     /**
@@ -199,68 +195,46 @@ public final class MongoDedupStore extends AbstractDedupStore {
      */
     private ClaimResult claimOne(MongoCollection<BsonDocument> on, String key, String owner, Duration lease,
             byte[] fingerprint, boolean insertFirst, ContentionRetry retry) {
-        String id = documentId(key);
         boolean insert = insertFirst;
         while (true) {
             if (insert) {
-                long now = clock.millis();
+                long now = commands.now();
                 long expiresAt = now + lease.toMillis();
                 try {
-                    on.insertOne(MongoRecord.inProgress(id, owner, expiresAt, now, fingerprint));
-                    return claim(key, owner, expiresAt);
+                    on.insertOne(MongoRecord.inProgress(documentId(key), owner, expiresAt, now, fingerprint));
+                    return commands.claim(key, owner, expiresAt);
                 } catch (MongoWriteException e) {
-                    if (e.getError().getCategory() != ErrorCategory.DUPLICATE_KEY) {
+                    if (!MongoCommands.isDuplicateKey(e)) {
                         throw e;
                     }
                 }
             }
-            BsonDocument found = on.find(eq(MongoRecord.ID, id)).first();
+            BsonDocument found = on.find(commands.byId(key)).first();
             if (found != null) {
-                ClaimResult result = resolve(on, key, owner, lease, fingerprint,
-                        MongoRecord.decode(found, collectionName));
+                ClaimResult result = resolve(on, key, owner, lease, fingerprint, found);
                 if (result != null) {
                     return result;
                 }
             }
             // Released or deleted since (insert again), or taken over or extended by another writer (read again).
             insert = found == null;
-            retry.pauseOrGiveUp(MongoErrors.STORE, "claim in namespace '" + namespace() + "'");
+            retry.pauseOrGiveUp(MongoErrors.STORE, commands.contendedClaim());
         }
     }
 
-    /**
-     * A duplicate while {@code existing} is live, unless it carries this claim's own owner token (an earlier try
-     * of this claim was written, its reply lost): then it is the caller's claim. Else the take-over, which only
-     * succeeds while the document still has the owner and the lapsed expiry that were read. Null when the take-over
-     * matched nothing.
-     */
+    /** The live document's outcome, else the take-over of the lapsed one; null when the take-over matched nothing. */
     private ClaimResult resolve(MongoCollection<BsonDocument> on, String key, String owner, Duration lease,
-            byte[] fingerprint, MongoRecord existing) {
-        long now = clock.millis();
-        if (existing.liveAt(now)) {
-            if (existing.owner().equals(owner) && existing.state() == RecordState.IN_PROGRESS) {
-                return claim(key, owner, existing.expiresAt().toEpochMilli());
-            }
-            return new Duplicate(key, existing.state(), existing.expiresAt(), existing.result(),
-                    existing.fingerprint());
+            byte[] fingerprint, BsonDocument found) {
+        long now = commands.now();
+        MongoRecord existing = commands.decode(found);
+        ClaimResult live = commands.liveOutcome(key, owner, existing, now);
+        if (live != null) {
+            return live;
         }
         long expiresAt = now + lease.toMillis();
-        BsonDocument lapsed = new BsonDocument(MongoRecord.ID, new BsonString(documentId(key)))
-                .append(MongoRecord.OWNER, new BsonString(existing.owner()))
-                .append(MongoRecord.EXPIRES_AT, new BsonDocument("$lte", new BsonDateTime(now)));
-        Bson takeOver = Updates.combine(
-                Updates.set(MongoRecord.OWNER, new BsonString(owner)),
-                Updates.set(MongoRecord.STATE, new BsonString(MongoRecord.IN_PROGRESS)),
-                Updates.set(MongoRecord.EXPIRES_AT, new BsonDateTime(expiresAt)),
-                Updates.set(MongoRecord.CREATED_AT, new BsonDateTime(now)),
-                Updates.unset(MongoRecord.COMPLETED_AT),
-                Updates.unset(MongoRecord.RESULT),
-                fingerprint == null ? Updates.unset(MongoRecord.FINGERPRINT)
-                        : Updates.set(MongoRecord.FINGERPRINT, new BsonBinary(fingerprint)));
-        if (on.updateOne(lapsed, takeOver).getMatchedCount() == 1) {
-            return claim(key, owner, expiresAt);
-        }
-        return null;
+        boolean takenOver = on.updateOne(commands.lapsed(key, existing, now),
+                MongoCommands.takeOver(owner, expiresAt, now, fingerprint)).getMatchedCount() == 1;
+        return takenOver ? commands.claim(key, owner, expiresAt) : null;
     }
 
     @Override
@@ -276,55 +250,26 @@ public final class MongoDedupStore extends AbstractDedupStore {
 
     private Map<String, ClaimResult> claimBatch(MongoCollection<BsonDocument> on, Map<String, String> ownerByKey,
             Duration lease, ContentionRetry retry) {
-        List<String> distinct = new ArrayList<>(ownerByKey.keySet());
-        long now = clock.millis();
+        long now = commands.now();
         long expiresAt = now + lease.toMillis();
-        List<BsonDocument> documents = new ArrayList<>(distinct.size());
-        for (String key : distinct) {
-            documents.add(MongoRecord.inProgress(documentId(key), ownerByKey.get(key), expiresAt, now, null));
-        }
-        Set<Integer> taken = new HashSet<>();
+        Set<Integer> taken = Set.of();
         try {
-            on.insertMany(documents, new InsertManyOptions().ordered(false));
+            on.insertMany(commands.batchDocuments(ownerByKey, expiresAt, now),
+                    new InsertManyOptions().ordered(false));
         } catch (MongoBulkWriteException e) {
-            // Which inserts failed comes from the per-document errors; the reported insertedCount is not trusted
-            // (the test server gets it wrong on unordered batches).
-            for (BulkWriteError error : e.getWriteErrors()) {
-                if (ErrorCategory.fromErrorCode(error.getCode()) != ErrorCategory.DUPLICATE_KEY) {
-                    throw e;
-                }
-                taken.add(error.getIndex());
-            }
-            if (e.getWriteConcernError() != null) {
-                throw e;
-            }
+            taken = MongoCommands.duplicateKeys(e);
         }
         Map<String, ClaimResult> results = new HashMap<>();
-        List<String> existingIds = new ArrayList<>();
-        for (int i = 0; i < distinct.size(); i++) {
-            String key = distinct.get(i);
-            if (taken.contains(i)) {
-                existingIds.add(documentId(key));
-            } else {
-                results.put(key, claim(key, ownerByKey.get(key), expiresAt));
-            }
-        }
-        if (existingIds.isEmpty()) {
+        List<String> existing = commands.wonOrTaken(ownerByKey, taken, expiresAt, results);
+        if (existing.isEmpty()) {
             return results;
         }
-        Map<String, BsonDocument> found = new HashMap<>();
-        for (BsonDocument document : on.find(in(MongoRecord.ID, existingIds))) {
-            found.put(document.getString(MongoRecord.ID).getValue(), document);
-        }
-        for (int i = 0; i < distinct.size(); i++) {
-            if (!taken.contains(i)) {
-                continue;
-            }
-            String key = distinct.get(i);
+        Map<String, BsonDocument> found =
+                MongoCommands.byDocumentId(on.find(in(MongoRecord.ID, commands.documentIds(existing))));
+        for (String key : existing) {
             String owner = ownerByKey.get(key);
             BsonDocument document = found.get(documentId(key));
-            ClaimResult result = document == null ? null
-                    : resolve(on, key, owner, lease, null, MongoRecord.decode(document, collectionName));
+            ClaimResult result = document == null ? null : resolve(on, key, owner, lease, null, document);
             // Gone since the insert, or taken over by a racer: settle this key alone.
             results.put(key, result != null ? result
                     : claimOne(on, key, owner, lease, null, document == null, retry));
@@ -334,88 +279,51 @@ public final class MongoDedupStore extends AbstractDedupStore {
 
     @Override
     protected boolean doFinish(Claim claim, RecordState outcome, Duration retention, byte[] result) {
-        long now = clock.millis();
-        long expiresAt = now + retention.toMillis();
-        List<Bson> updates = new ArrayList<>(List.of(
-                Updates.set(MongoRecord.STATE, new BsonString(outcome.name())),
-                Updates.set(MongoRecord.EXPIRES_AT, new BsonDateTime(expiresAt)),
-                Updates.set(MongoRecord.COMPLETED_AT, new BsonDateTime(now))));
-        updates.add(result == null ? Updates.unset(MongoRecord.RESULT)
-                : Updates.set(MongoRecord.RESULT, new BsonBinary(result)));
-        return ownerChecked(outcome == RecordState.FAILED ? "fail" : "complete", claim,
-                (on, filter) -> on.updateOne(filter, Updates.combine(updates)).getMatchedCount() == 1,
-                stored -> stored != null && stored.state() == outcome && stored.expiresAt().toEpochMilli() == expiresAt,
-                now);
+        return ownerChecked(commands.finishing(claim, outcome, retention, result));
     }
 
     @Override
     protected boolean doRelease(Claim claim) {
-        // A retried delete whose first try went through finds the document gone: the key is free, as asked.
-        return ownerChecked("release", claim, (on, filter) -> on.deleteOne(filter).getDeletedCount() == 1,
-                stored -> stored == null, clock.millis());
+        return ownerChecked(commands.releasing(claim));
     }
 
     @Override
     protected boolean doExtend(Claim claim, Duration lease) {
-        long now = clock.millis();
-        long expiresAt = now + lease.toMillis();
-        return ownerChecked("extend", claim, (on, filter) -> on.updateOne(filter,
-                Updates.set(MongoRecord.EXPIRES_AT, new BsonDateTime(expiresAt))).getMatchedCount() == 1,
-                stored -> stored != null && stored.state() == RecordState.IN_PROGRESS
-                        && stored.expiresAt().toEpochMilli() == expiresAt,
-                now);
+        return ownerChecked(commands.extending(claim, lease));
     }
 
-    /**
-     * One write filtered by {@link #heldBy}, run again once after a broken connection. When the second try matches
-     * nothing, the first may have been applied: the call succeeded iff the document shows exactly what it asked for
-     * ({@code applied}, given the document still carrying this claim's owner, or null when there is none).
-     */
-    private boolean ownerChecked(String operation, Claim claim,
-            BiPredicate<MongoCollection<BsonDocument>, BsonDocument> write,
-            Predicate<MongoRecord> applied, long now) {
-        BsonDocument filter = heldBy(claim, now);
+    /** One owner-checked write, run again once after a broken connection ({@link MongoOwnedWrite}). */
+    private boolean ownerChecked(MongoOwnedWrite write) {
         long deadline = System.nanoTime() + timeout.toNanos();
-        return call(operation, () -> MongoRetryOnce.run(collection, deadline, (on, retried) -> {
-            if (write.test(on, filter)) {
-                return true;
+        return call(write.operation(), () -> MongoRetryOnce.run(collection, deadline, (on, retried) -> {
+            boolean matched = write.isDelete() ? on.deleteOne(write.filter()).getDeletedCount() == 1
+                    : on.updateOne(write.filter(), write.update()).getMatchedCount() == 1;
+            if (matched || !retried) {
+                return matched;
             }
-            if (!retried) {
-                return false;
-            }
-            BsonDocument found = on.find(eq(MongoRecord.ID, documentId(claim.key()))).first();
-            MongoRecord stored = found == null ? null : MongoRecord.decode(found, collectionName);
-            return (stored == null || stored.owner().equals(claim.owner())) && applied.test(stored);
+            BsonDocument found = on.find(commands.byId(write.claim().key())).first();
+            return write.appliedTo(found == null ? null : commands.decode(found));
         }));
     }
 
     @Override
     protected KeyRecord doInspect(String key) {
         long deadline = System.nanoTime() + timeout.toNanos();
-        BsonDocument found = call("inspect", () -> MongoRetryOnce.run(collection, deadline,
-                (on, retried) -> on.find(eq(MongoRecord.ID, documentId(key))).first()));
-        if (found == null) {
-            return null;
-        }
-        MongoRecord stored = MongoRecord.decode(found, collectionName);
-        // The TTL index deletes late: a document past its expiry is absent, by the claim's rule and this clock.
-        if (!stored.liveAt(clock.millis())) {
-            return null;
-        }
-        return new KeyRecord(key, stored.state(), stored.expiresAt(), stored.owner(), stored.fingerprint(),
-                stored.result());
+        return commands.inspected(key, call("inspect", () -> MongoRetryOnce.run(collection, deadline,
+                (on, retried) -> on.find(commands.byId(key)).first())));
     }
 
     @Override
     protected boolean doForget(String key) {
-        // Only a live document counts, so the filter carries the expiry; an expired one is left to the take-over and
-        // the TTL index. A retry after a broken connection finds nothing and answers false for a delete the first
-        // try made.
-        BsonDocument live = new BsonDocument(MongoRecord.ID, new BsonString(documentId(key)))
-                .append(MongoRecord.EXPIRES_AT, new BsonDocument("$gt", new BsonDateTime(clock.millis())));
+        BsonDocument live = commands.live(key);
         long deadline = System.nanoTime() + timeout.toNanos();
         return call("forget", () -> MongoRetryOnce.run(collection, deadline,
                 (on, retried) -> on.deleteOne(live).getDeletedCount() == 1));
+    }
+
+    @Override
+    protected AsyncBackend asyncBackend() {
+        return asyncBackend;
     }
 
     @Override
@@ -423,20 +331,20 @@ public final class MongoDedupStore extends AbstractDedupStore {
         onClose.run();
     }
 
-    /** The document while {@code claim} still holds it: its owner, in progress, not yet expired. */
-    private BsonDocument heldBy(Claim claim, long now) {
-        return new BsonDocument(MongoRecord.ID, new BsonString(documentId(claim.key())))
-                .append(MongoRecord.OWNER, new BsonString(claim.owner()))
-                .append(MongoRecord.STATE, new BsonString(MongoRecord.IN_PROGRESS))
-                .append(MongoRecord.EXPIRES_AT, new BsonDocument("$gt", new BsonDateTime(now)));
-    }
-
-    private static long deadline(ContentionRetry retry) {
+    static long deadline(ContentionRetry retry) {
         return System.nanoTime() + retry.remainingNanos();
     }
 
-    private Claim claim(String key, String owner, long expiresAt) {
-        return new Claim(namespace(), key, owner, Instant.ofEpochMilli(expiresAt));
+    static String freshOwner() {
+        return newOwnerToken();
+    }
+
+    static Map<String, String> distinctOwners(List<String> keys) {
+        return ownersOfDistinctKeys(keys);
+    }
+
+    static List<ClaimResult> ordered(List<String> keys, Map<String, ClaimResult> byKey) {
+        return inInputOrder(keys, byKey);
     }
 
     private static <T> T call(String operation, Supplier<T> work) {
@@ -457,6 +365,7 @@ public final class MongoDedupStore extends AbstractDedupStore {
         private WriteConcern writeConcern;
         private boolean validateIndexes = true;
         private Runnable onClose = () -> {};
+        private com.mongodb.reactivestreams.client.MongoDatabase reactiveDatabase;
 
         private Builder(MongoDatabase database) {
             this.database = database;
@@ -553,6 +462,39 @@ public final class MongoDedupStore extends AbstractDedupStore {
         public Builder validateIndexes(boolean validateIndexes) {
             this.validateIndexes = validateIndexes;
             return this;
+        }
+
+        /**
+         * The reactive-streams driver's handle on the same database, for a native {@link #async()}: its calls are
+         * sent through it, and no thread waits for a reply. Without one, {@code async()} throws
+         * {@link UnsupportedOperationException}, as before. Needs {@code org.mongodb:mongodb-driver-reactivestreams}
+         * of the sync driver's version. The store uses its own codecs, read preference, read concern, write concern
+         * and timeout on it, as on the sync one.
+         *
+         * @param database the reactive client's database of the same name as the store's
+         * @return this builder
+         * @throws IllegalArgumentException if {@code database} has another name
+         */
+        public Builder reactive(com.mongodb.reactivestreams.client.MongoDatabase database) {
+            Objects.requireNonNull(database, "database");
+            if (!database.getName().equals(this.database.getName())) {
+                throw new IllegalArgumentException("the reactive database must be the store's, '"
+                        + this.database.getName() + "', but was '" + database.getName() + "'");
+            }
+            this.reactiveDatabase = database;
+            return this;
+        }
+
+        /**
+         * The reactive-streams driver's client, for a native {@link #async()} on the store's database: as
+         * {@link #reactive(com.mongodb.reactivestreams.client.MongoDatabase)}. The client stays the caller's.
+         *
+         * @param client the application's reactive client, to the same deployment as the sync one
+         * @return this builder
+         */
+        public Builder reactive(com.mongodb.reactivestreams.client.MongoClient client) {
+            Objects.requireNonNull(client, "client");
+            return reactive(client.getDatabase(database.getName()));
         }
 
         /** Runs when the store closes: the provider closes the client it created. */

@@ -28,7 +28,9 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>{@code timeout} also becomes the client's server-selection, connect, socket-read and pool-wait timeouts (unless
  * the connection string sets them), so a server that is down fails calls within about that long instead of the
- * driver's 30-second server selection. The client created here is closed when the store closes.
+ * driver's 30-second server selection. The client created here is closed when the store closes. With the
+ * optional {@code mongodb-driver-reactivestreams} on the class path, a reactive client on the same settings is
+ * created too, for a native {@link DedupStore#async()}, and closed with the store.
  */
 public final class MongoDedupStoreProvider implements DedupStoreProvider {
     static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(5);
@@ -46,6 +48,9 @@ public final class MongoDedupStoreProvider implements DedupStoreProvider {
             "readPreference", "readPreferenceTags", "maxStalenessSeconds", "readConcernLevel", "w", "wtimeoutMS",
             "journal", "retryWrites", "retryReads", "uuidRepresentation", "directConnection", "loadBalanced",
             "srvMaxHosts", "srvServiceName", "proxyHost", "proxyPort", "proxyUsername", "proxyPassword");
+
+    /** Whether the optional reactive-streams driver is on the class path: then the store gets a native async(). */
+    static final boolean REACTIVE_DRIVER = onClassPath("com.mongodb.reactivestreams.client.MongoClients");
 
     private static final UriParameters PARAMETERS = UriParameters.builder()
             .text("database", null)
@@ -82,7 +87,9 @@ public final class MongoDedupStoreProvider implements DedupStoreProvider {
             throw new DedupConfigurationException("MongoDB URI " + uri.redacted() + " names no database; add"
                     + " ?database=<name> or put it in the path: mongodb://host:27017/<name>");
         }
-        MongoClient client = MongoClients.create(settings(connectionString, timeout));
+        MongoClientSettings settings = settings(connectionString, timeout);
+        MongoClient client = MongoClients.create(settings);
+        Runnable closeClients = client::close;
         try {
             MongoDedupStore.Builder builder;
             try {
@@ -90,12 +97,15 @@ public final class MongoDedupStoreProvider implements DedupStoreProvider {
                         .collection(uri.text("collection").orElseThrow())
                         .namespace(namespace)
                         .timeout(timeout)
-                        .validateIndexes(false)
-                        .onClose(client::close);
+                        .validateIndexes(false);
             } catch (IllegalArgumentException e) {
                 throw new DedupConfigurationException("bad parameter in " + uri.redacted() + ": " + e.getMessage(), e);
             }
-            MongoDedupStore store = builder.build();
+            if (REACTIVE_DRIVER) {
+                // The only place the optional driver is touched: without it the store opens as before.
+                closeClients = MongoAsyncBackend.ownClient(builder, settings, closeClients);
+            }
+            MongoDedupStore store = builder.onClose(closeClients).build();
             try {
                 if (createIndexes) {
                     store.createIndexes();
@@ -109,8 +119,17 @@ public final class MongoDedupStoreProvider implements DedupStoreProvider {
             }
             return store;
         } catch (RuntimeException e) {
-            client.close();
+            closeClients.run();
             throw e;
+        }
+    }
+
+    private static boolean onClassPath(String className) {
+        try {
+            Class.forName(className, false, MongoDedupStoreProvider.class.getClassLoader());
+            return true;
+        } catch (ClassNotFoundException | LinkageError e) {
+            return false;
         }
     }
 

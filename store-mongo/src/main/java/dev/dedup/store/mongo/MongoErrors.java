@@ -42,6 +42,13 @@ final class MongoErrors {
     private static final Set<Integer> TRANSIENT_CODES = Set.of(6, 7, 24, 50, 64, 89, 91, 112, 117, 133, 134, 189, 202,
             262, 462, 9001, 10107, 11600, 11602, 13435, 13436, 16500);
 
+    /**
+     * Labels a server puts on errors that pass with time (its overload signals). Named here, not through the
+     * driver's constants: those arrived after 5.8, and the server sends the label whatever the driver's version.
+     */
+    static final String RETRYABLE_ERROR_LABEL = "RetryableError";
+    static final String SYSTEM_OVERLOADED_ERROR_LABEL = "SystemOverloadedError";
+
     private MongoErrors() {}
 
     static DedupException translate(String operation, RuntimeException failure) {
@@ -56,9 +63,9 @@ final class MongoErrors {
     }
 
     static boolean isRetryable(MongoException e) {
-        if (e.hasErrorLabel(MongoException.RETRYABLE_ERROR_LABEL)
+        if (e.hasErrorLabel(RETRYABLE_ERROR_LABEL)
                 || e.hasErrorLabel(MongoException.TRANSIENT_TRANSACTION_ERROR_LABEL)
-                || e.hasErrorLabel(MongoException.SYSTEM_OVERLOADED_ERROR_LABEL)) {
+                || e.hasErrorLabel(SYSTEM_OVERLOADED_ERROR_LABEL)) {
             return true;
         }
         if (e instanceof MongoSocketException // refused, reset, read and write timeouts

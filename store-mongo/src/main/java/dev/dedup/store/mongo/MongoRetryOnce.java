@@ -31,8 +31,8 @@ final class MongoRetryOnce {
         try {
             return attempt.run(collection, false);
         } catch (MongoException e) {
-            long remainingMillis = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
-            if (!brokenConnection(e) || remainingMillis < 1) {
+            long remainingMillis = secondTryMillis(e, deadlineNanos);
+            if (remainingMillis < 1) {
                 throw e;
             }
             try {
@@ -42,6 +42,17 @@ final class MongoRetryOnce {
                 throw second;
             }
         }
+    }
+
+    /**
+     * The time the second try gets after {@code failure}: what the first left before the deadline, or 0 when there
+     * is to be no second try (the failure is no broken connection). The non-blocking path's rule too.
+     */
+    static long secondTryMillis(Throwable failure, long deadlineNanos) {
+        if (!(failure instanceof MongoException mongo) || !brokenConnection(mongo)) {
+            return 0;
+        }
+        return Math.max(0, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime()));
     }
 
     /**

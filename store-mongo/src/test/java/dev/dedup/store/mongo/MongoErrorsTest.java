@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.mongodb.MongoCommandException;
 import com.mongodb.MongoCredential;
-import com.mongodb.MongoException;
 import com.mongodb.MongoNotPrimaryException;
 import com.mongodb.MongoOperationTimeoutException;
 import com.mongodb.MongoSecurityException;
@@ -55,8 +54,11 @@ class MongoErrorsTest {
             assertThat(translated(failure).isRetryable()).as(failure.getClass().getSimpleName()).isTrue();
         }
         MongoCommandException labelled = command(999, "Whatever");
-        labelled.addLabel(MongoException.RETRYABLE_ERROR_LABEL);
+        labelled.addLabel(MongoErrors.RETRYABLE_ERROR_LABEL);
         assertThat(translated(labelled).isRetryable()).isTrue();
+        MongoCommandException overloaded = command(999, "Whatever");
+        overloaded.addLabel(MongoErrors.SYSTEM_OVERLOADED_ERROR_LABEL);
+        assertThat(translated(overloaded).isRetryable()).isTrue();
     }
 
     @Test

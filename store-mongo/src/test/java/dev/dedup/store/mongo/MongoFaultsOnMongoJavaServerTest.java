@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.mongodb.client.MongoClient;
 import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
+import dev.dedup.DedupStore;
 import dev.dedup.Duplicate;
 import dev.dedup.RecordState;
 import dev.dedup.tck.ClaimChurn;
@@ -28,7 +29,7 @@ import org.junit.jupiter.api.Test;
  */
 class MongoFaultsOnMongoJavaServerTest {
     private static final String DATABASE = "dedup_lost_replies";
-    private static final Duration TIMEOUT = Duration.ofSeconds(3);
+    static final Duration TIMEOUT = Duration.ofSeconds(3);
     private static final Duration LEASE = Duration.ofMinutes(1);
 
     private static MongoTestServer server;
@@ -36,7 +37,7 @@ class MongoFaultsOnMongoJavaServerTest {
 
     private FaultProxy proxy;
     private MongoClient proxiedClient;
-    private MongoDedupStore store;
+    private DedupStore store;
     private MongoDedupStore witness;
 
     @BeforeAll
@@ -58,12 +59,19 @@ class MongoFaultsOnMongoJavaServerTest {
         String namespace = "lost-" + UUID.randomUUID().toString().substring(0, 8);
         proxy = FaultProxy.start(server.address().getHostString(), server.address().getPort());
         proxiedClient = MongoFaultClients.client(proxy.host(), proxy.port(), TIMEOUT);
-        store = MongoDedupStore.builder(proxiedClient, DATABASE).namespace(namespace).timeout(TIMEOUT).build();
+        store = openStore(MongoDedupStore.builder(proxiedClient, DATABASE).namespace(namespace).timeout(TIMEOUT),
+                proxy);
         witness = MongoDedupStore.builder(directClient, DATABASE).namespace(namespace).build();
+    }
+
+    /** The store under test, built on the proxied client; the async subclass makes its calls through async(). */
+    protected DedupStore openStore(MongoDedupStore.Builder proxied, FaultProxy proxy) {
+        return proxied.build();
     }
 
     @AfterEach
     void closeStores() {
+        store.close();
         proxiedClient.close();
         proxy.close();
     }

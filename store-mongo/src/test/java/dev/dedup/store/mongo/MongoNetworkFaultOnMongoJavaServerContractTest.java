@@ -14,7 +14,7 @@ import org.junit.jupiter.api.BeforeAll;
  * The test server has no sessions, so the driver retries no write: recovery from a lost reply is the store's own.
  */
 class MongoNetworkFaultOnMongoJavaServerContractTest extends NetworkFaultContractTest {
-    private static final String DATABASE = "dedup_faults";
+    static final String DATABASE = "dedup_faults";
 
     private static MongoTestServer server;
 

@@ -38,6 +38,8 @@
 # Progress messages go to stderr; only the export lines go to stdout.
 set -euo pipefail
 
+SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
 # Absolute and canonical: the servers change directory, and the PID checks
 # compare this path with the command line pg_ctl gives the postmaster.
 STATE_DIR="$(realpath -m "${DEDUP_SERVERS_DIR:-/tmp/dedup-test-servers}")"
@@ -592,7 +594,9 @@ start_dynalite() {
   # once instead of after 500 ms. Backgrounded directly (not through spawn, whose subshell would linger holding
   # the lock) so that $! is node's own PID.
   mkdir -p "$DYNALITE_DIR/data"
-  nohup node "$DYNALITE_BIN" --host 127.0.0.1 --port "$DYNALITE_PORT" --path "$DYNALITE_DIR/data" \
+  # Through scripts/dynalite-server.js, which keeps it running when a client drops a request half-sent.
+  nohup node "$SCRIPT_DIR/dynalite-server.js" "$DYNALITE_BIN" --host 127.0.0.1 --port "$DYNALITE_PORT" \
+    --path "$DYNALITE_DIR/data" \
     --createTableMs 0 --deleteTableMs 0 --updateTableMs 0 > "$DYNALITE_DIR/dynalite.log" 2>&1 9>&- &
   echo $! > "$DYNALITE_DIR/dynalite.pid"
   if ! wait_until 15 dynalite_answers; then

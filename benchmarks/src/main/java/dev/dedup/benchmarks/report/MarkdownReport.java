@@ -58,6 +58,16 @@ public final class MarkdownReport {
                     .append(" | ").append(String.format(Locale.ROOT, "%.1fx", check.speedUp()))
                     .append(" | ").append(check.met() ? "met" : "**missed**").append(" |\n");
         }
+        md.append("\nDuplicates and batches against the raw call (store / baseline at least the share given):\n\n");
+        md.append("| store | operation | threads | store / baseline | target | verdict |\n");
+        md.append("| --- | --- | ---: | ---: | ---: | --- |\n");
+        for (Targets.RatioCheck check : Targets.ratios(rows)) {
+            md.append("| ").append(check.row().storeLabel()).append(" | ").append(check.row().operation().label())
+                    .append(" | ").append(check.row().threads())
+                    .append(" | ").append(Numbers.ratio(check.row().ratio()))
+                    .append(" | ").append(Numbers.ratio(check.target().share()))
+                    .append(" | ").append(check.met() ? "met" : "**missed**").append(" |\n");
+        }
         md.append("\nChart: results.svg (log scale). Raw JMH results: results.json.\n");
         return md.toString();
     }

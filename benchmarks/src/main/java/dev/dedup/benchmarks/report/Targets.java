@@ -15,7 +15,39 @@ final class Targets {
     /** ... on these stores. */
     static final Set<String> BATCH_STORES = Set.of("postgres", "redis", "redis-cluster");
 
+    /**
+     * A store / raw-baseline share that an operation of some stores should reach (issue 15): PostgreSQL duplicates
+     * and batches, Redis batches, the MongoDB and DynamoDB duplicates.
+     */
+    record RatioTarget(Set<String> stores, Operation operation, double share) {
+        boolean appliesTo(Row row) {
+            return row.baseline() != null && row.operation() == operation && stores.contains(row.store().store());
+        }
+    }
+
+    static final List<RatioTarget> RATIOS = List.of(
+            new RatioTarget(Set.of("postgres"), Operation.CLAIM_LIVE_DUPLICATE, 0.5),
+            new RatioTarget(Set.of("postgres"), Operation.CLAIM_ALL_100, 0.5),
+            new RatioTarget(Set.of("redis", "redis-cluster"), Operation.CLAIM_ALL_100, 0.8),
+            new RatioTarget(Set.of("redis", "redis-cluster"), Operation.CLAIM_ALL_100_DUPLICATES, 0.8),
+            new RatioTarget(Set.of("mongo", "dynamodb"), Operation.CLAIM_LIVE_DUPLICATE, 0.8));
+
+    /** A row under a {@link RatioTarget} and whether it meets it. */
+    record RatioCheck(Row row, RatioTarget target, boolean met) {}
+
     private Targets() {}
+
+    static List<RatioCheck> ratios(List<Row> rows) {
+        List<RatioCheck> checks = new ArrayList<>();
+        for (RatioTarget target : RATIOS) {
+            for (Row row : rows) {
+                if (target.appliesTo(row)) {
+                    checks.add(new RatioCheck(row, target, row.ratio() >= target.share()));
+                }
+            }
+        }
+        return checks;
+    }
 
     /** A fresh-key claim row and whether its ratio to the baseline meets {@link #FRESH_CLAIM_RATIO}. */
     record FreshClaim(Row row, boolean met) {}

@@ -235,8 +235,11 @@ public abstract class AbstractDedupStore implements DedupStore {
     /** Frees what the store created itself. Called once. */
     protected void doClose() {}
 
-    /** {@return a fresh random owner token: a random UUID, 36 characters} */
-    protected static String newOwnerToken() {
+    /**
+     * {@return a fresh random owner token: a random UUID, 36 characters} Public, as the batch helpers below, for a
+     * store's {@link AsyncBackend}, which is not a subclass.
+     */
+    public static String newOwnerToken() {
         return UUID.randomUUID().toString();
     }
 
@@ -247,7 +250,7 @@ public abstract class AbstractDedupStore implements DedupStore {
      * @param keys the batch, possibly with repeats
      * @return a fresh owner token by distinct key, in first-seen order; mutable
      */
-    protected static Map<String, String> ownersOfDistinctKeys(List<String> keys) {
+    public static Map<String, String> ownersOfDistinctKeys(List<String> keys) {
         Map<String, String> ownerByKey = new LinkedHashMap<>();
         for (String key : keys) {
             ownerByKey.computeIfAbsent(key, k -> newOwnerToken());
@@ -263,7 +266,7 @@ public abstract class AbstractDedupStore implements DedupStore {
      * @param byDistinctKey the backend's result for each distinct key of the batch
      * @return one result per entry of {@code keys}, in its order
      */
-    protected static List<ClaimResult> inInputOrder(List<String> keys, Map<String, ClaimResult> byDistinctKey) {
+    public static List<ClaimResult> inInputOrder(List<String> keys, Map<String, ClaimResult> byDistinctKey) {
         List<ClaimResult> results = new ArrayList<>(keys.size());
         Set<String> seen = new HashSet<>();
         for (String key : keys) {

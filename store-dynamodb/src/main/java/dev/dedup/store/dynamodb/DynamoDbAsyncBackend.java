@@ -4,6 +4,7 @@ import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
 import dev.dedup.KeyRecord;
 import dev.dedup.RecordState;
+import dev.dedup.spi.AbstractDedupStore;
 import dev.dedup.spi.AsyncBackend;
 import dev.dedup.spi.ContentionRetry;
 import java.time.Duration;
@@ -41,7 +42,7 @@ final class DynamoDbAsyncBackend implements AsyncBackend {
 
     @Override
     public CompletableFuture<ClaimResult> claim(String key, Duration lease, byte[] fingerprint) {
-        return claim(key, DynamoDbDedupStore.freshOwner(), lease, fingerprint);
+        return claim(key, AbstractDedupStore.newOwnerToken(), lease, fingerprint);
     }
 
     /** A claim under {@code owner}, for this view and for the blocking claimAll's concurrent puts. */
@@ -113,14 +114,14 @@ final class DynamoDbAsyncBackend implements AsyncBackend {
      */
     @Override
     public CompletableFuture<List<ClaimResult>> claimAll(List<String> keys, Duration lease) {
-        Map<String, String> ownerByKey = DynamoDbDedupStore.distinctOwners(keys);
+        Map<String, String> ownerByKey = AbstractDedupStore.ownersOfDistinctKeys(keys);
         DynamoDbBatchSettlement settlement = new DynamoDbBatchSettlement(store, ownerByKey, lease);
         return DynamoDbInFlight.each(ownerByKey.entrySet(), store.batchConcurrency(),
                         entry -> claim(entry.getKey(), entry.getValue(), lease, null)
                                 .whenComplete((result, failure) -> settlement.record(entry.getKey(), result, failure)),
                         settlement::failed)
                 .thenCompose(sent -> settlement.settleAsync(this::release))
-                .thenApply(byKey -> DynamoDbDedupStore.ordered(keys, byKey));
+                .thenApply(byKey -> AbstractDedupStore.inInputOrder(keys, byKey));
     }
 
     /** One consistent read of the key's item, or null. */

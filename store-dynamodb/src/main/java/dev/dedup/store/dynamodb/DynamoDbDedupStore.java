@@ -238,19 +238,6 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
         return batchConcurrency;
     }
 
-    /** The base class's helpers (protected there). */
-    static String freshOwner() {
-        return newOwnerToken();
-    }
-
-    static Map<String, String> distinctOwners(List<String> keys) {
-        return ownersOfDistinctKeys(keys);
-    }
-
-    static List<ClaimResult> ordered(List<String> keys, Map<String, ClaimResult> byDistinctKey) {
-        return inInputOrder(keys, byDistinctKey);
-    }
-
     /** A claim never retries a race longer than one call of the client may take; 2 s where that is unknown. */
     private static Duration callTimeoutOf(DynamoDbClient client) {
         try {

@@ -15,6 +15,7 @@ import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
 import dev.dedup.KeyRecord;
 import dev.dedup.RecordState;
+import dev.dedup.spi.AbstractDedupStore;
 import dev.dedup.spi.AsyncBackend;
 import dev.dedup.spi.ContentionRetry;
 import java.time.Duration;
@@ -76,7 +77,7 @@ final class MongoAsyncBackend implements AsyncBackend {
 
     @Override
     public CompletableFuture<ClaimResult> claim(String key, Duration lease, byte[] fingerprint) {
-        String owner = MongoDedupStore.freshOwner();
+        String owner = AbstractDedupStore.newOwnerToken();
         ContentionRetry retry = ContentionRetry.within(timeout);
         return call("claim", MongoDedupStore.deadline(retry),
                 (on, retried) -> claimOne(on, key, owner, lease, fingerprint, true, retry));
@@ -139,11 +140,11 @@ final class MongoAsyncBackend implements AsyncBackend {
 
     @Override
     public CompletableFuture<List<ClaimResult>> claimAll(List<String> keys, Duration lease) {
-        Map<String, String> ownerByKey = MongoDedupStore.distinctOwners(keys);
+        Map<String, String> ownerByKey = AbstractDedupStore.ownersOfDistinctKeys(keys);
         ContentionRetry retry = ContentionRetry.within(timeout);
         // Safe to run twice: a key the first try wrote comes back as a duplicate-key error carrying our own owner.
         return call("claimAll", MongoDedupStore.deadline(retry), (on, retried) -> claimBatch(on, ownerByKey, lease,
-                retry).thenApply(byKey -> MongoDedupStore.ordered(keys, byKey)));
+                retry).thenApply(byKey -> AbstractDedupStore.inInputOrder(keys, byKey)));
     }
 
     /** The blocking batch: one unordered insertMany, one find of the keys that exist, then each of those settled. */

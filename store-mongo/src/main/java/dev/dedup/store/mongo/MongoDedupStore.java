@@ -335,18 +335,6 @@ public final class MongoDedupStore extends AbstractDedupStore {
         return System.nanoTime() + retry.remainingNanos();
     }
 
-    static String freshOwner() {
-        return newOwnerToken();
-    }
-
-    static Map<String, String> distinctOwners(List<String> keys) {
-        return ownersOfDistinctKeys(keys);
-    }
-
-    static List<ClaimResult> ordered(List<String> keys, Map<String, ClaimResult> byKey) {
-        return inInputOrder(keys, byKey);
-    }
-
     private static <T> T call(String operation, Supplier<T> work) {
         try {
             return work.get();

@@ -6,6 +6,7 @@ import dev.dedup.DedupException;
 import dev.dedup.DedupStoreException;
 import dev.dedup.KeyRecord;
 import dev.dedup.RecordState;
+import dev.dedup.spi.AbstractDedupStore;
 import dev.dedup.spi.AsyncBackend;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
@@ -34,7 +35,7 @@ final class RedisAsyncBackend implements AsyncBackend {
 
     @Override
     public CompletableFuture<ClaimResult> claim(String key, Duration lease, byte[] fingerprint) {
-        return claim(key, RedisDedupStore.freshOwner(), lease, fingerprint);
+        return claim(key, AbstractDedupStore.newOwnerToken(), lease, fingerprint);
     }
 
     private CompletableFuture<ClaimResult> claim(String key, String owner, Duration lease, byte[] fingerprint) {
@@ -109,7 +110,7 @@ final class RedisAsyncBackend implements AsyncBackend {
 
     @Override
     public CompletableFuture<List<ClaimResult>> claimAll(List<String> keys, Duration lease) {
-        Map<String, String> ownerByKey = RedisDedupStore.distinctOwners(keys);
+        Map<String, String> ownerByKey = AbstractDedupStore.ownersOfDistinctKeys(keys);
         long deadline = store.calls().deadline();
         Map<String, CompletableFuture<ClaimResult>> byKey = new LinkedHashMap<>();
         if (store.waitsForReplicas()) {
@@ -128,7 +129,7 @@ final class RedisAsyncBackend implements AsyncBackend {
                 }
             });
             if (failure == null) {
-                return CompletableFuture.completedFuture(RedisDedupStore.ordered(keys, results));
+                return CompletableFuture.completedFuture(AbstractDedupStore.inInputOrder(keys, results));
             }
             return giveBack(results, byKey.size(), unwrap(failure));
         }).thenCompose(stage -> stage);

@@ -340,20 +340,6 @@ public final class RedisDedupStore extends AbstractDedupStore {
         return new RedisAsyncBackend(this);
     }
 
-    /** A fresh owner token, for the async backend (the base class's is protected). */
-    static String freshOwner() {
-        return newOwnerToken();
-    }
-
-    /** The base class's batch helpers, for the async backend. */
-    static Map<String, String> distinctOwners(List<String> keys) {
-        return ownersOfDistinctKeys(keys);
-    }
-
-    static List<ClaimResult> ordered(List<String> keys, Map<String, ClaimResult> byDistinctKey) {
-        return inInputOrder(keys, byDistinctKey);
-    }
-
     @Override
     protected void doClose() {
         onClose.run();

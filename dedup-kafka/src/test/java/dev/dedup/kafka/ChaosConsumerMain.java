@@ -6,6 +6,7 @@ import dev.dedup.ProcessingOutcome;
 import dev.dedup.ResultCodec;
 import dev.dedup.store.postgres.PostgresDedupStore;
 import dev.dedup.tck.chaos.ChaosBoard;
+import dev.dedup.tck.chaos.ConsumerProcess;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -104,7 +105,7 @@ public final class ChaosConsumerMain {
                 Runtime.getRuntime().halt(4);
             }
             board.add(Slot.ERRORS.ordinal(), 1);
-            e.printStackTrace();
+            ConsumerProcess.printError(e);
             Runtime.getRuntime().halt(1);
         }
         Runtime.getRuntime().halt(0);

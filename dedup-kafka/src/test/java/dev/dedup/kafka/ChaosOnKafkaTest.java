@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.dedup.kafka.ChaosConsumerMain.Slot;
 import dev.dedup.tck.FaultProxy;
 import dev.dedup.tck.ServerOutages;
+import dev.dedup.tck.chaos.ChaosRunSize;
 import dev.dedup.tck.chaos.ConsumerProcess;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -39,22 +40,19 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * Chaos on the real broker and servers with real processes: 10,000 reserve messages with unique ids, 10% published
- * twice, three consumer processes ({@link ChaosConsumerMain}) in one group; the driver SIGKILLs a random consumer
- * every 1-2 s (after freezing it to read where it stood) and starts a new one, and consumers also halt themselves at
- * chosen points, counting where. Every record's effect is an increment plus an effect-log row in PostgreSQL.
- * Asserted, per store: nothing lost; with the PostgreSQL inbox (claim, effect and completion in one transaction)
- * nothing doubled; with a store outside the effect's transaction at most one double per death between effect and
- * completion; the same with the store gone for 5 s (Redis cut off at a proxy; PostgreSQL stopped, under the inbox),
- * with processing back within 5 s of its return; the naive consumer, the control, doubles.
+ * Chaos on the real broker and servers with real processes: {@link ChaosRunSize#messages()} (5,000 unless set)
+ * reserve messages with unique ids, 10% published twice, three consumer processes ({@link ChaosConsumerMain}) in one
+ * group; the driver SIGKILLs a random consumer every 1-2 s (after freezing it to read where it stood) and starts a
+ * new one, and consumers also halt themselves at chosen points, counting where. Every record's effect is an
+ * increment plus an effect-log row in PostgreSQL. Asserted, per store: nothing lost; with the PostgreSQL inbox
+ * (claim, effect and completion in one transaction) nothing doubled; with a store outside the effect's transaction
+ * at most one double per death between effect and completion; the same with the store gone for 5 s (Redis cut off at
+ * a proxy; PostgreSQL stopped, under the inbox), with processing back within 5 s of its return; the naive consumer,
+ * the control, doubles.
  */
 class ChaosOnKafkaTest {
-    private static final int MESSAGES = 10_000;
-    /**
-     * The outage runs and the control are shorter: what they show is the 5 s without the store, and that a naive
-     * consumer doubles, not the kills' limit.
-     */
-    private static final int SHORT_RUN_MESSAGES = 3_000;
+    private static final int MESSAGES = ChaosRunSize.messages();
+    private static final int SHORT_RUN_MESSAGES = ChaosRunSize.shortRunMessages();
     private static final int PARTITIONS = 3;
     private static final int CONSUMERS = 3;
     /** Chance of a self-halt before and after each effect. */
@@ -222,7 +220,7 @@ class ChaosOnKafkaTest {
             boolean drained = false;
             while (!drained && System.nanoTime() - started < TimeUnit.MILLISECONDS.toNanos(RUN_LIMIT_MILLIS)) {
                 Thread.sleep(100);
-                assertThat(sum(all, Slot.ERRORS)).as("consumer errors; see " + log).isZero();
+                assertThat(sum(all, Slot.ERRORS)).as("consumer errors; %s", ConsumerProcess.firstError(log)).isZero();
                 if (System.currentTimeMillis() >= nextKill) {
                     ConsumerProcess victim = live.remove(random.nextInt(live.size()));
                     killsByPhase.merge(victim.kill(), 1, Integer::sum);

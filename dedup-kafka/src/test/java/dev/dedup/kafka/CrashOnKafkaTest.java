@@ -73,7 +73,7 @@ class CrashOnKafkaTest {
                 second.kill();
 
                 ChaosBoard figures = second.board();
-                assertThat(figures.get(Slot.ERRORS.ordinal())).as("errors; see " + dir).isZero();
+                assertThat(figures.get(Slot.ERRORS.ordinal())).as("errors; %s", ConsumerProcess.firstError(dir.resolve("second.log"))).isZero();
                 assertThat(committed(group, topic)).isEqualTo(end);
                 assertThat(applied(db, table)).hasSize(20).allSatisfy((id, count) -> assertThat(count).isEqualTo(1));
                 assertThat(figures.get(Slot.ALREADY_PROCESSED.ordinal())).as("completed by the first consumer")

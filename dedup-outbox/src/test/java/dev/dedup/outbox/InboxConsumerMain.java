@@ -5,6 +5,7 @@ import dev.dedup.Claim;
 import dev.dedup.DedupStore;
 import dev.dedup.store.postgres.PostgresDedupStore;
 import dev.dedup.tck.chaos.ChaosBoard;
+import dev.dedup.tck.chaos.ConsumerProcess;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -82,7 +83,7 @@ public final class InboxConsumerMain {
             boolean race = e instanceof IllegalStateException
                     && String.valueOf(e.getMessage()).startsWith("No current assignment for partition");
             board.add((race ? Slot.CLIENT_RACES : Slot.ERRORS).ordinal(), 1);
-            e.printStackTrace();
+            ConsumerProcess.printError(e);
             Runtime.getRuntime().halt(1);
         }
     }

@@ -15,6 +15,7 @@ import dev.dedup.ResultCodec;
 import dev.dedup.store.postgres.PostgresDedupStore;
 import dev.dedup.tck.TestServers;
 import dev.dedup.tck.chaos.ChaosBoard;
+import dev.dedup.tck.chaos.ConsumerProcess;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.DriverManager;
@@ -125,7 +126,7 @@ public final class ChaosConsumerMain {
             new ChaosConsumerMain(board, settings).run();
         } catch (Throwable e) {
             board.add(Slot.ERRORS.ordinal(), 1);
-            e.printStackTrace();
+            ConsumerProcess.printError(e);
             Runtime.getRuntime().halt(1);
         }
         Runtime.getRuntime().halt(0);
@@ -392,7 +393,7 @@ public final class ChaosConsumerMain {
         public void handleConsumerException(Channel channel, Throwable exception, com.rabbitmq.client.Consumer consumer,
                 String consumerTag, String methodName) {
             board.add(Slot.ERRORS.ordinal(), 1);
-            exception.printStackTrace();
+            ConsumerProcess.printError(exception);
             Runtime.getRuntime().halt(1);
         }
     }

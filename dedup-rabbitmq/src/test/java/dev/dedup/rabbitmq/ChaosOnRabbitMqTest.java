@@ -8,6 +8,7 @@ import dev.dedup.rabbitmq.ChaosConsumerMain.Slot;
 import dev.dedup.tck.FaultProxy;
 import dev.dedup.tck.ServerOutages;
 import dev.dedup.tck.TestServers;
+import dev.dedup.tck.chaos.ChaosRunSize;
 import dev.dedup.tck.chaos.ConsumerProcess;
 import java.io.IOException;
 import java.net.URI;
@@ -37,13 +38,14 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * Chaos on the real broker and servers with real processes: 10,000 {@code reserve(sku, qty)} messages with unique
- * {@code message-id}s, 10% published twice, three consumer processes ({@link ChaosConsumerMain}) on one work queue;
- * the driver SIGKILLs a random consumer every 1-2 s (after freezing it to read where it stood) and starts a new one,
- * and consumers also halt themselves at chosen points (before the effect, between effect and completion, between
- * completion and ack), counting where. The broker requeues a dead consumer's unacked deliveries as soon as its
- * connection drops. Every delivery's effect is an increment plus an effect-log row in PostgreSQL ({@link
- * Reservations}); the run's tables and queues are made here, the processes attach to them by name.
+ * Chaos on the real broker and servers with real processes: {@link ChaosRunSize#messages()} (5,000 unless set) {@code
+ * reserve(sku, qty)} messages with unique {@code message-id}s, 10% published twice, three consumer processes ({@link
+ * ChaosConsumerMain}) on one work queue; the driver SIGKILLs a random consumer every 1-2 s (after freezing it to read
+ * where it stood) and starts a new one, and consumers also halt themselves at chosen points (before the effect,
+ * between effect and completion, between completion and ack), counting where. The broker requeues a dead consumer's
+ * unacked deliveries as soon as its connection drops. Every delivery's effect is an increment plus an effect-log row
+ * in PostgreSQL ({@link Reservations}); the run's tables and queues are made here, the processes attach to them by
+ * name.
  *
  * <p>Asserted, per store: nothing lost, nothing dead-lettered; with the PostgreSQL transactional inbox (claim, effect
  * and completion in one transaction) nothing doubled; with the PostgreSQL and Redis stores under {@link
@@ -54,12 +56,8 @@ import org.junit.jupiter.params.provider.EnumSource;
  */
 @Timeout(420)
 class ChaosOnRabbitMqTest {
-    private static final int MESSAGES = Integer.getInteger("dedup.chaos.messages", 10_000);
-    /**
-     * The outage runs and the control are shorter: what they show is the 5 s without the store, and that a naive
-     * consumer doubles, not the kills' limit.
-     */
-    private static final int SHORT_RUN_MESSAGES = Integer.getInteger("dedup.chaos.shortRunMessages", 3_000);
+    private static final int MESSAGES = ChaosRunSize.messages();
+    private static final int SHORT_RUN_MESSAGES = ChaosRunSize.shortRunMessages();
     private static final int CONSUMERS = 3;
     /** Chance of a self-halt before and after each effect. */
     private static final double HALT = 0.0005;
@@ -305,7 +303,8 @@ class ChaosOnRabbitMqTest {
         try {
             while (!drained && System.nanoTime() - started < TimeUnit.MILLISECONDS.toNanos(RUN_LIMIT_MILLIS)) {
                 Thread.sleep(100);
-                assertThat(driver.sum(Slot.ERRORS)).as("consumer errors; see " + driver.log).isZero();
+                assertThat(driver.sum(Slot.ERRORS)).as("consumer errors; %s", ConsumerProcess.firstError(driver.log))
+                        .isZero();
                 if (System.currentTimeMillis() >= nextKill) {
                     driver.kill(driver.live.get(driver.random.nextInt(driver.live.size())));
                     driver.start();

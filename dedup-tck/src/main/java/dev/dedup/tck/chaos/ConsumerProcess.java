@@ -2,6 +2,7 @@ package dev.dedup.tck.chaos;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,6 +14,7 @@ import java.util.concurrent.TimeUnit;
  * so no shutdown hook, finally block or client close runs. Linux and macOS only (the {@code kill} command).
  */
 public final class ConsumerProcess {
+    private static final String ERROR_MARK = "=== consumer error ===";
     private final Process process;
     private final ChaosBoard board;
     private final String name;
@@ -102,6 +104,40 @@ public final class ConsumerProcess {
         if (!process.waitFor(30, TimeUnit.SECONDS)) {
             process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
         }
+    }
+
+    /**
+     * Writes a consumer's fatal error to its log, marked so that {@link #firstError} finds it among the clients' own
+     * log lines. For the consumer's main class, before it halts.
+     *
+     * @param error what ended the consumer
+     */
+    public static void printError(Throwable error) {
+        System.err.println(ERROR_MARK);
+        error.printStackTrace();
+        System.err.flush();
+    }
+
+    /**
+     * The first fatal error the consumers wrote to their shared log with {@link #printError}, for an assertion's
+     * message: a CI run keeps the test's output, not the log file it names.
+     *
+     * @param log the consumers' log
+     * @return the error's first lines (at most 25), or a note that the log holds none
+     */
+    public static String firstError(Path log) {
+        List<String> lines;
+        try {
+            lines = Files.exists(log) ? Files.readAllLines(log) : List.of();
+        } catch (IOException e) {
+            return "(the log " + log + " cannot be read: " + e + ")";
+        }
+        int mark = lines.indexOf(ERROR_MARK);
+        if (mark < 0) {
+            return "(no consumer error in " + log + ")";
+        }
+        return "first consumer error in " + log + ":\n"
+                + String.join("\n", lines.subList(mark + 1, Math.min(mark + 26, lines.size())));
     }
 
     private void signal(String signal) throws InterruptedException {

@@ -24,8 +24,9 @@ import org.openjdk.jmh.runner.RunnerException;
  *     [--no-kafka | --kafka-only]
  * </pre>
  *
- * <p>After the store groups comes the async API's run ({@link AsyncGroup}) for the stores among Redis and Redis
- * Cluster, then the Kafka adapter's run ({@link KafkaGroup}), when Redis or PostgreSQL is among the
+ * <p>After the store groups come, when PostgreSQL is among the stores, its runs beside Spring Integration's JDBC
+ * metadata store ({@link PeerGroup}, one per thread count), then the async API's run ({@link AsyncGroup}) for the
+ * stores among Redis and Redis Cluster, then the Kafka adapter's run ({@link KafkaGroup}), when Redis or PostgreSQL is among the
  * stores; it needs the harness's Kafka broker, and stops the runner at once, before any group, when none answers.
  * Last, when PostgreSQL is among the stores, the transactional outbox's run ({@link OutboxGroup}) on PostgreSQL and
  * the same broker; {@code --no-kafka} skips it too, {@code --kafka-only} keeps it.
@@ -73,6 +74,7 @@ public final class BenchMain {
         List<JmhRun> groups = new ArrayList<>();
         if (arguments.kafka() != Kafka.ONLY) {
             groups.addAll(BenchGroup.plan(profile, arguments.stores()));
+            groups.addAll(PeerGroup.plan(profile, arguments.stores()));
             AsyncGroup.plan(arguments.stores()).ifPresent(groups::add);
         }
         arguments.kafkaGroup().ifPresent(groups::add);

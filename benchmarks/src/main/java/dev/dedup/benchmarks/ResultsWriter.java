@@ -8,6 +8,7 @@ import dev.dedup.benchmarks.report.Machine;
 import dev.dedup.benchmarks.report.MarkdownReport;
 import dev.dedup.benchmarks.report.Measurement;
 import dev.dedup.benchmarks.report.OutboxReport;
+import dev.dedup.benchmarks.report.PeerReport;
 import dev.dedup.benchmarks.report.ReportContext;
 import dev.dedup.benchmarks.report.Row;
 import dev.dedup.benchmarks.report.SvgChart;
@@ -25,8 +26,8 @@ import org.openjdk.jmh.results.format.ResultFormatFactory;
 import org.openjdk.jmh.results.format.ResultFormatType;
 
 /**
- * Writes a run's three files: results.json with JMH's own JSON writer, then results.md (the stores, then the async
- * API's, the Kafka adapter's and the outbox's sections) and results.svg (the stores).
+ * Writes a run's three files: results.json with JMH's own JSON writer, then results.md (the stores, then the
+ * PostgreSQL peer's, the async API's, the Kafka adapter's and the outbox's sections) and results.svg (the stores).
  */
 final class ResultsWriter {
     private ResultsWriter() {}
@@ -41,10 +42,11 @@ final class ResultsWriter {
 
         List<Measurement> measurements = results.stream()
                 .filter(result -> !KafkaMeasurement.isKafka(result) && !OutboxReport.isOutbox(result)
-                        && !AsyncReport.isAsync(result))
+                        && !AsyncReport.isAsync(result) && !PeerReport.isPeer(result))
                 .map(Measurement::of).toList();
         List<RunResult> outbox = results.stream().filter(OutboxReport::isOutbox).toList();
         List<AsyncReport.Cell> async = AsyncReport.cells(results.stream().filter(AsyncReport::isAsync).toList());
+        List<PeerReport.Cell> peer = PeerReport.cells(results.stream().filter(PeerReport::isPeer).toList());
         List<KafkaMeasurement> kafka = results.stream().filter(KafkaMeasurement::isKafka)
                 .map(KafkaMeasurement::of).toList();
         List<String> storeOrder = stores.stream().map(BenchStore::param).toList();
@@ -54,6 +56,7 @@ final class ResultsWriter {
                         + ", " + profile.name() + " profile",
                 profile.describe(), Machine.describe(), notes(stores, failure), profile == Profile.QUICK);
         Files.writeString(directory.resolve("results.md"), MarkdownReport.render(rows, context)
+                + PeerReport.render(peer, profile == Profile.QUICK)
                 + AsyncReport.render(async, profile == Profile.QUICK)
                 + KafkaReport.render(kafka, profile == Profile.QUICK)
                 + OutboxReport.render(outbox, profile == Profile.QUICK));

@@ -99,4 +99,18 @@ class BenchGroupTest {
         assertThat(options.getParameter("depth").get()).containsExactly("64");
         assertThat(options.getThreads().get()).isEqualTo(1);
     }
+
+    @Test
+    void thePeerRunsOncePerThreadCountWithPostgresOnly() {
+        List<PeerGroup> full = PeerGroup.plan(Profile.FULL, List.of(BenchStore.values()));
+        assertThat(full).extracting(PeerGroup::threads).containsExactly(1, 4, 16);
+        assertThat(PeerGroup.plan(Profile.FULL, List.of(BenchStore.REDIS))).isEmpty();
+
+        long declared = java.util.Arrays.stream(PeerBenchmark.class.getDeclaredMethods())
+                .filter(method -> method.isAnnotationPresent(org.openjdk.jmh.annotations.Benchmark.class)).count();
+        assertThat(full.get(0).benchmarks()).as("PeerGroup.benchmarks()").isEqualTo((int) declared).isEqualTo(6);
+        var options = full.get(2).options(Profile.QUICK);
+        assertThat(options.getIncludes()).containsExactly("^dev\\.dedup\\.benchmarks\\.PeerBenchmark\\.");
+        assertThat(options.getThreads().get()).isEqualTo(16);
+    }
 }

@@ -120,4 +120,17 @@ class ReportTest {
                 .contains("| 0.83 | met |");
         assertThat(AsyncReport.render(List.of(), false)).isEmpty();
     }
+
+    @Test
+    void thePeerSectionSaysWhetherTheStoreIsAheadOfSpringIntegration() {
+        String md = PeerReport.render(List.of(
+                new PeerReport.Cell(Operation.CLAIM_FRESH_KEY, 1, 3_000, 4_000, 2_500),
+                new PeerReport.Cell(Operation.CLAIM_LIVE_DUPLICATE, 4, 20_000, 40_000, 25_000)), false);
+
+        assertThat(md).contains("| claim, fresh key | 1 | 3,000 | 4,000 | 2,500 | 0.75 | 1.20 | ahead |");
+        assertThat(md).contains("| claim, live duplicate | 4 | 20,000 | 40,000 | 25,000 | 0.50 | 0.80 | **behind** |");
+        assertThat(PeerReport.render(List.of(new PeerReport.Cell(Operation.CLAIM_FRESH_KEY, 1, 3_000, 4_000,
+                Double.NaN)), false)).contains("| n/a | 0.75 |  | n/a |");
+        assertThat(PeerReport.render(List.of(), false)).isEmpty();
+    }
 }

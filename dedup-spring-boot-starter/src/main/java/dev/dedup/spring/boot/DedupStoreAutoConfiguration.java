@@ -16,6 +16,7 @@ import org.springframework.context.annotation.Import;
         "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
         "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
         "org.springframework.boot.mongodb.autoconfigure.MongoAutoConfiguration",
+        "org.springframework.boot.mongodb.autoconfigure.MongoReactiveAutoConfiguration",
         "io.awspring.cloud.autoconfigure.dynamodb.DynamoDbAutoConfiguration"})
 @EnableConfigurationProperties(DedupProperties.class)
 @Import({UriStoreConfiguration.class, PostgresStoreConfiguration.class, RedisStoreConfiguration.class,

@@ -1,17 +1,24 @@
 package dev.dedup.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
+import dev.dedup.Claim;
+import dev.dedup.ClaimResult;
 import dev.dedup.DedupStore;
+import dev.dedup.Duplicate;
 import dev.dedup.store.mongo.MongoDedupStore;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 /**
@@ -45,6 +52,38 @@ class MongoClientStoreOnMongoJavaServerTest {
                     assertThat(store).isInstanceOf(MongoDedupStore.class);
                     StoreClaims.claimsOnce(store);
                 });
+    }
+
+    @Test
+    void withoutAReactiveClientBeanTheStoresAsyncIsNotNative() {
+        runner.withPropertyValues("dedup.store.mongodb-database=app", "dedup.store.create-schema=true")
+                .run(context -> assertThatThrownBy(() -> context.getBean(DedupStore.class).async())
+                        .isInstanceOf(UnsupportedOperationException.class));
+    }
+
+    @Test
+    void aReactiveClientBeanBesideItMakesTheStoresAsyncNative() {
+        String namespace = Servers.unique("boot-mongo-async");
+        runner.withBean("reactiveMongoClient", com.mongodb.reactivestreams.client.MongoClient.class,
+                        () -> com.mongodb.reactivestreams.client.MongoClients.create(url))
+                .withPropertyValues("dedup.store.mongodb-database=app", "dedup.store.create-schema=true",
+                        "dedup.namespace=" + namespace)
+                .run(context -> {
+                    DedupStore store = context.getBean(DedupStore.class);
+                    ClaimResult claimed = store.async().claim("order-1", Duration.ofMinutes(1))
+                            .toCompletableFuture().get(10, TimeUnit.SECONDS);
+                    assertThat(claimed).isInstanceOf(Claim.class);
+                    // The same record through the sync client: both clients are on one deployment and database.
+                    assertThat(store.claim("order-1", Duration.ofMinutes(1))).isInstanceOf(Duplicate.class);
+                });
+    }
+
+    @Test
+    void withoutTheReactiveDriverOnTheClassPathTheStoreStillStarts() {
+        runner.withClassLoader(new FilteredClassLoader("com.mongodb.reactivestreams"))
+                .withPropertyValues("dedup.store.mongodb-database=app", "dedup.store.create-schema=true",
+                        "dedup.namespace=" + Servers.unique("boot-mongo-sync"))
+                .run(context -> StoreClaims.claimsOnce(context.getBean(DedupStore.class)));
     }
 
     @Test

@@ -4,11 +4,13 @@ import dev.dedup.tck.TestServers;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.time.Duration;
+import java.util.concurrent.CompletionException;
 import org.testcontainers.containers.GenericContainer;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.awscore.retry.AwsRetryStrategy;
 import software.amazon.awssdk.core.client.config.ClientOverrideConfiguration;
+import software.amazon.awssdk.core.exception.SdkException;
 import software.amazon.awssdk.http.nio.netty.NettyNioAsyncHttpClient;
 import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
 import software.amazon.awssdk.regions.Region;
@@ -54,17 +56,38 @@ final class DynamoDbTestSupport {
      * {@code maxAttempts} 1 means no retries.
      */
     static DynamoDbClient client(String endpoint, Duration attemptTimeout, Duration callTimeout, int maxAttempts) {
-        return DynamoDbClient.builder().endpointOverride(URI.create(endpoint)).region(Region.US_EAST_1)
-                .credentialsProvider(DUMMY).httpClient(UrlConnectionHttpClient.create())
+        DynamoDbClient client = DynamoDbClient.builder().endpointOverride(URI.create(endpoint))
+                .region(Region.US_EAST_1).credentialsProvider(DUMMY).httpClient(UrlConnectionHttpClient.create())
                 .overrideConfiguration(faultTolerance(attemptTimeout, callTimeout, maxAttempts)).build();
+        warmUp(() -> client.listTables(request -> request.limit(1)));
+        return client;
     }
 
     /** The async client like {@link #client(String, Duration, Duration, int)}. */
     static DynamoDbAsyncClient asyncClient(String endpoint, Duration attemptTimeout, Duration callTimeout,
             int maxAttempts) {
-        return DynamoDbAsyncClient.builder().endpointOverride(URI.create(endpoint)).region(Region.US_EAST_1)
-                .credentialsProvider(DUMMY).httpClient(NettyNioAsyncHttpClient.create())
+        DynamoDbAsyncClient client = DynamoDbAsyncClient.builder().endpointOverride(URI.create(endpoint))
+                .region(Region.US_EAST_1).credentialsProvider(DUMMY).httpClient(NettyNioAsyncHttpClient.create())
                 .overrideConfiguration(faultTolerance(attemptTimeout, callTimeout, maxAttempts)).build();
+        warmUp(() -> client.listTables(request -> request.limit(1)).join());
+        return client;
+    }
+
+    /**
+     * A short-timeout client's first call loads the SDK's classes and opens its connection, which can outlast a 400 ms
+     * attempt on a loaded 2-core machine: tried until it passes (at most 20 times), before any test sets a fault.
+     */
+    private static void warmUp(Runnable call) {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                call.run();
+                return;
+            } catch (SdkException | CompletionException e) {
+                if (attempt == 20) {
+                    throw new IllegalStateException("the client's first call failed 20 times", e);
+                }
+            }
+        }
     }
 
     private static ClientOverrideConfiguration faultTolerance(Duration attemptTimeout, Duration callTimeout,

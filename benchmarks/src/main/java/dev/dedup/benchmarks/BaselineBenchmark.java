@@ -44,7 +44,7 @@ public class BaselineBenchmark {
         namespace = Trials.newNamespace();
         raw = fixture.openBaseline(namespace);
         System.out.println("\n[bench] raw baseline on: " + fixture.description() + "; namespace " + namespace);
-        requireWritten(raw.insertIfAbsent(Trials.DUPLICATE_KEY), Trials.DUPLICATE_KEY);
+        Trials.requireFresh(raw.insertIfAbsent(Trials.DUPLICATE_KEY), Trials.DUPLICATE_KEY);
         if (raw.insertAllIfAbsent(Trials.DUPLICATE_BATCH) != Trials.DUPLICATE_BATCH.size()) {
             throw new IllegalStateException("the duplicate batch was not written whole in the set-up");
         }
@@ -62,21 +62,18 @@ public class BaselineBenchmark {
     @Benchmark
     public void claimFreshKey(FreshKeys keys, Blackhole blackhole) {
         String key = keys.next();
-        blackhole.consume(requireWritten(raw.insertIfAbsent(key), key));
+        blackhole.consume(Trials.requireFresh(raw.insertIfAbsent(key), key));
     }
 
     @Benchmark
     public void claimLiveDuplicate(Blackhole blackhole) {
-        if (raw.insertIfAbsent(Trials.DUPLICATE_KEY)) {
-            throw new IllegalStateException("the live key '" + Trials.DUPLICATE_KEY + "' was written again");
-        }
-        blackhole.consume(false);
+        blackhole.consume(Trials.requireDuplicate(!raw.insertIfAbsent(Trials.DUPLICATE_KEY)));
     }
 
     @Benchmark
     public void claimAndComplete(FreshKeys keys, Blackhole blackhole) {
         String key = keys.next();
-        requireWritten(raw.insertIfAbsent(key), key);
+        Trials.requireFresh(raw.insertIfAbsent(key), key);
         if (!raw.markCompleted(key)) {
             throw new IllegalStateException("marking '" + key + "' completed matched nothing");
         }
@@ -111,12 +108,5 @@ public class BaselineBenchmark {
             throw new IllegalStateException("only " + written + " of " + keys.size() + " fresh keys were written");
         }
         blackhole.consume(written);
-    }
-
-    private static boolean requireWritten(boolean written, String key) {
-        if (!written) {
-            throw new IllegalStateException("the fresh key '" + key + "' was already there");
-        }
-        return true;
     }
 }

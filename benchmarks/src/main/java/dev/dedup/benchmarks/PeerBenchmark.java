@@ -74,48 +74,34 @@ public class PeerBenchmark {
     public void dedupClaimFreshKey(FreshKeys keys, Blackhole blackhole) {
         String key = keys.next();
         ClaimResult result = dedup.claim(key, Durations.LEASE);
-        blackhole.consume(fresh(result instanceof Claim, key));
+        blackhole.consume(Trials.requireFresh(result instanceof Claim, key));
     }
 
     @Benchmark
     public void rawClaimFreshKey(FreshKeys keys, Blackhole blackhole) {
         String key = keys.next();
-        blackhole.consume(fresh(raw.insertIfAbsent(key), key));
+        blackhole.consume(Trials.requireFresh(raw.insertIfAbsent(key), key));
     }
 
     @Benchmark
     public void springIntegrationClaimFreshKey(FreshKeys keys, Blackhole blackhole) {
         String key = keys.next();
-        blackhole.consume(fresh(peer.putIfAbsent(key), key));
+        blackhole.consume(Trials.requireFresh(peer.putIfAbsent(key), key));
     }
 
     @Benchmark
     public void dedupClaimLiveDuplicate(Blackhole blackhole) {
         ClaimResult result = dedup.claim(Trials.DUPLICATE_KEY, Durations.LEASE);
-        blackhole.consume(duplicate(result instanceof Duplicate));
+        blackhole.consume(Trials.requireDuplicate(result instanceof Duplicate));
     }
 
     @Benchmark
     public void rawClaimLiveDuplicate(Blackhole blackhole) {
-        blackhole.consume(duplicate(!raw.insertIfAbsent(Trials.DUPLICATE_KEY)));
+        blackhole.consume(Trials.requireDuplicate(!raw.insertIfAbsent(Trials.DUPLICATE_KEY)));
     }
 
     @Benchmark
     public void springIntegrationClaimLiveDuplicate(Blackhole blackhole) {
-        blackhole.consume(duplicate(!peer.putIfAbsent(Trials.DUPLICATE_KEY)));
-    }
-
-    private static boolean fresh(boolean written, String key) {
-        if (!written) {
-            throw new IllegalStateException("the fresh key '" + key + "' was already there");
-        }
-        return true;
-    }
-
-    private static boolean duplicate(boolean seen) {
-        if (!seen) {
-            throw new IllegalStateException("the live key '" + Trials.DUPLICATE_KEY + "' was written again");
-        }
-        return true;
+        blackhole.consume(Trials.requireDuplicate(!peer.putIfAbsent(Trials.DUPLICATE_KEY)));
     }
 }

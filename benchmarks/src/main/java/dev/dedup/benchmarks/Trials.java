@@ -22,4 +22,28 @@ final class Trials {
         ThreadLocalRandom.current().nextBytes(random);
         return "bench-" + HexFormat.of().formatHex(random);
     }
+
+    /**
+     * The guard of a fresh-key write: a key that was already there makes the number meaningless, so it fails the run.
+     *
+     * @return true, for the blackhole
+     */
+    static boolean requireFresh(boolean written, String key) {
+        if (!written) {
+            throw new IllegalStateException("the fresh key '" + key + "' was already there");
+        }
+        return true;
+    }
+
+    /**
+     * The guard of a write on {@link #DUPLICATE_KEY}: it must have found the live key, not written it again.
+     *
+     * @return true, for the blackhole
+     */
+    static boolean requireDuplicate(boolean seen) {
+        if (!seen) {
+            throw new IllegalStateException("the live key '" + DUPLICATE_KEY + "' was written again");
+        }
+        return true;
+    }
 }

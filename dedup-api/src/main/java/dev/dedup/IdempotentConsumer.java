@@ -11,6 +11,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -135,25 +139,124 @@ public final class IdempotentConsumer<M, R> {
 
     private ProcessingOutcome<R> claimAndRun(String key, byte[] fingerprint, M message,
             MessageHandler<? super M, ? extends R> handler) {
+        Started started = start(key, fingerprint);
+        return started.outcome != null ? started.outcome
+                : runClaimed(started.claim, started.heartbeat, message, handler);
+    }
+
+    /** Claims the key and starts its heartbeat; or, when the handler must not run, the outcome that says why. */
+    private Started start(String key, byte[] fingerprint) {
         ClaimResult claimed;
         try {
             claimed = StoreCalls.uninterrupted(() -> store.claim(key, lease, fingerprint));
         } catch (RuntimeException e) {
-            return new ProcessingOutcome.Failed<>(key, e, false);
+            return new Started(null, null, new ProcessingOutcome.Failed<>(key, e, false));
         }
         if (claimed instanceof Duplicate duplicate) {
-            return duplicateOutcome(duplicate, fingerprint);
+            return new Started(null, null, duplicateOutcome(duplicate, fingerprint));
         }
         Claim claim = (Claim) claimed;
-        Heartbeat heartbeat;
         try {
-            heartbeat = heartbeats.start(claim, lease);
+            return new Started(claim, heartbeats.start(claim, lease), null);
         } catch (RejectedExecutionException e) {
             // Without heartbeats the lease could lapse mid-handler: do not run it, and free the key at once.
             releaseQuietly(claim, e);
-            return new ProcessingOutcome.Failed<>(key, e, false);
+            return new Started(null, null, new ProcessingOutcome.Failed<>(key, e, false));
         }
-        return runClaimed(claim, heartbeat, message, handler);
+    }
+
+    /** A won claim with its running heartbeat, or the outcome of a delivery whose handler must not run. */
+    private final class Started {
+        private final Claim claim;
+        private final Heartbeat heartbeat;
+        private final ProcessingOutcome<R> outcome;
+
+        private Started(Claim claim, Heartbeat heartbeat, ProcessingOutcome<R> outcome) {
+            this.claim = claim;
+            this.heartbeat = heartbeat;
+            this.outcome = outcome;
+        }
+    }
+
+    /**
+     * Processes one delivery whose work finishes after the handler returns: an asynchronous HTTP response, a
+     * transaction that commits later. The key is claimed and the handler called on the calling thread, as in
+     * {@link #process}; the claim is then heartbeated until the handler's stage completes, and completed, failed or
+     * released by how it completes, exactly as {@code process} does with a handler's return or exception.
+     *
+     * <p>A stage completed with a {@link CancellationException} means the caller stopped waiting while the work
+     * may still run (a request that timed out): the heartbeats stop and the claim is neither completed nor
+     * released, so the key stays held until its lease lapses, and the outcome is {@code Failed} with the key not
+     * kept. Releasing it could let a retry run the work a second time beside the first.
+     *
+     * @param message the delivered message, passed to the key function and the handler
+     * @param handler the business work, run only when this delivery wins the key; it returns the stage of its
+     *     result (not null)
+     * @return the outcome's stage: already complete unless the handler's stage is pending, and then completed on
+     *     the thread that completes the handler's stage, after the claim was settled; it fails only with an
+     *     {@link Error} of the handler
+     */
+    public CompletionStage<ProcessingOutcome<R>> processDeferred(M message,
+            MessageHandler<? super M, ? extends CompletionStage<? extends R>> handler) {
+        Objects.requireNonNull(handler, "handler");
+        String key;
+        byte[] fingerprint;
+        try {
+            key = DedupLimits.checkKey(keyOf.apply(message));
+            fingerprint = fingerprintOf(message);
+        } catch (RuntimeException e) {
+            return CompletableFuture.completedFuture(reported(new ProcessingOutcome.Failed<>(null, e, false)));
+        }
+        Started started = start(key, fingerprint);
+        if (started.outcome != null) {
+            return CompletableFuture.completedFuture(reported(started.outcome));
+        }
+        CompletionStage<? extends R> work;
+        try {
+            work = Objects.requireNonNull(handler.handle(message), "the handler returned a null stage");
+        } catch (Exception e) {
+            started.heartbeat.stop();
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            return CompletableFuture.completedFuture(reported(fail(started.claim, e)));
+        } catch (Error e) {
+            started.heartbeat.stop();
+            releaseQuietly(started.claim, e);
+            throw e;
+        }
+        CompletableFuture<ProcessingOutcome<R>> outcome = new CompletableFuture<>();
+        work.whenComplete((result, failure) -> {
+            started.heartbeat.stop();
+            try {
+                outcome.complete(reported(settle(started, result, failure)));
+            } catch (Error e) {
+                outcome.completeExceptionally(e);
+            }
+        });
+        return outcome;
+    }
+
+    /** Settles a deferred handler's claim by how its stage completed. */
+    private ProcessingOutcome<R> settle(Started started, R result, Throwable failure) {
+        if (failure == null) {
+            return complete(started.claim, result, started.heartbeat);
+        }
+        Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+                ? failure.getCause() : failure;
+        if (cause instanceof CancellationException) {
+            log.warn("the work under key {} was abandoned while it may still run; the key stays held until its lease"
+                    + " lapses", started.claim.key());
+            return new ProcessingOutcome.Failed<>(started.claim.key(), cause, false);
+        }
+        if (cause instanceof Exception e) {
+            return fail(started.claim, e);
+        }
+        releaseQuietly(started.claim, cause);
+        if (cause instanceof Error error) {
+            throw error;
+        }
+        return new ProcessingOutcome.Failed<>(started.claim.key(), cause, false);
     }
 
     /** Runs the handler under a won claim whose heartbeat runs, and completes, fails or releases the claim. */

@@ -108,7 +108,8 @@ public sealed interface ProcessingOutcome<R> {
      * claim, or the heartbeat could not be scheduled (the claim was released). The handler threw: the claim was
      * released so a redelivery runs at once (or lapses with its lease if the store failed), unless the failure is
      * non-retryable ({@link IdempotentConsumer.Builder#keepKeyOn}), when {@code keyKept} is true and redeliveries are
-     * {@link AlreadyFailed}.
+     * {@link AlreadyFailed}. A deferred handler's stage was cancelled ({@link IdempotentConsumer#processDeferred}):
+     * the work may still run, so the claim is left to lapse with its lease, neither released nor kept.
      *
      * @param key the message's key, or null when the key or the fingerprint function failed
      * @param cause what failed: the handler's exception, the store's, or the key function's

@@ -232,6 +232,8 @@ public class DedupProperties {
         private List<String> replayHeaders = new ArrayList<>(List.of("Content-Type", "Location"));
         private String replayedHeader = "Idempotent-Replayed";
         private boolean storeServerErrors;
+        private List<Integer> releaseStatuses = new ArrayList<>(List.of(408, 409, 423, 425, 429));
+        private AnonymousCallers anonymousCallers = AnonymousCallers.REFUSE;
         private boolean failOpen;
         private DataSize maxBodySize = DataSize.ofMegabytes(1);
         private int filterOrder;
@@ -358,6 +360,40 @@ public class DedupProperties {
             this.storeServerErrors = storeServerErrors;
         }
 
+        /** {@return the 4xx statuses that release the key instead of being stored} */
+        public List<Integer> getReleaseStatuses() {
+            return releaseStatuses;
+        }
+
+        /**
+         * Sets the 4xx statuses that say "try again later" rather than "no": a response with one of them releases
+         * the key, as a 5xx does, so the client's retry runs the handler again instead of replaying it for the
+         * whole retention (default 408, 409, 423, 425, 429: timeout, conflict such as an optimistic lock, locked,
+         * too early, too many requests).
+         *
+         * @param releaseStatuses HTTP status codes
+         */
+        public void setReleaseStatuses(List<Integer> releaseStatuses) {
+            this.releaseStatuses = releaseStatuses;
+        }
+
+        /** {@return what a protected request without an authenticated principal gets} */
+        public AnonymousCallers getAnonymousCallers() {
+            return anonymousCallers;
+        }
+
+        /**
+         * Sets what a protected request without an authenticated principal gets (default {@code refuse}: 401).
+         * Keys are scoped by the principal; anonymous callers would all share one scope, where a guessed key
+         * replays another client's response. {@code shared} accepts that, for services with no authentication
+         * in front of them, or whose keys are unguessable and private to each client.
+         *
+         * @param anonymousCallers {@code refuse} or {@code shared}
+         */
+        public void setAnonymousCallers(AnonymousCallers anonymousCallers) {
+            this.anonymousCallers = anonymousCallers;
+        }
+
         /** {@return whether a protected request runs unprotected when the store cannot be reached} */
         public boolean isFailOpen() {
             return failOpen;
@@ -401,6 +437,14 @@ public class DedupProperties {
          */
         public void setFilterOrder(int filterOrder) {
             this.filterOrder = filterOrder;
+        }
+
+        /** What a protected request without an authenticated principal gets. */
+        public enum AnonymousCallers {
+            /** A 401 problem; the handler does not run. */
+            REFUSE,
+            /** All anonymous callers share one key scope. */
+            SHARED
         }
     }
 }

@@ -3,6 +3,9 @@ package dev.dedup.spring.boot;
 import dev.dedup.DedupStore;
 import dev.dedup.IdempotentConsumer;
 import dev.dedup.ProcessingOutcome;
+import dev.dedup.spring.boot.DedupProperties.Http.AnonymousCallers;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
@@ -15,6 +18,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.web.filter.OncePerRequestFilter;
@@ -26,18 +32,24 @@ import org.springframework.web.util.ContentCachingResponseWrapper;
  * retry gets the stored response again, marked with a replay header, and the handler does not run.
  *
  * <ul>
- *   <li>No key on a protected request: 400. A body over {@code dedup.http.max-body-size}: 413.</li>
- *   <li>The key of a completed request, sent with another method, path or body: 422.</li>
+ *   <li>No key on a protected request, or a malformed one: 400. No authenticated principal (unless
+ *       {@code dedup.http.anonymous-callers=shared}): 401. A body over {@code dedup.http.max-body-size}: 413.</li>
+ *   <li>The key of a completed request, sent with another method, path, query or body: 422.</li>
  *   <li>The key of a request still running: 409 with {@code Retry-After}.</li>
- *   <li>2xx, 3xx and 4xx responses are stored; a 5xx (unless {@code dedup.http.store-server-errors}) or an
- *       exception releases the key, so the retry runs again.</li>
+ *   <li>2xx, 3xx and 4xx responses are stored; a 5xx (unless {@code dedup.http.store-server-errors}), a status in
+ *       {@code dedup.http.release-statuses} (429, 408 ...), an error page ({@code sendError}, whose body the
+ *       container renders after the filter) or an exception releases the key, so the retry runs again.</li>
  *   <li>The store unreachable: 503, or the request runs unprotected with {@code dedup.http.fail-open=true}.</li>
  * </ul>
  *
- * <p>Keys are scoped by the authenticated principal and, when configured, a tenant header. Handlers on protected
- * paths answer synchronously (no {@code DeferredResult} or streaming): the response is buffered to be stored.
+ * <p>Asynchronous handlers ({@code Callable}, {@code DeferredResult}, {@code CompletableFuture},
+ * {@code StreamingResponseBody}) keep the key, heartbeated, until their response is complete, and their response is
+ * stored then. One that times out or fails at the container may still be running, so its key is not released: it
+ * lapses with its lease. Keys are scoped by the authenticated principal and, when configured, a tenant header.
  */
 public class IdempotencyKeyFilter extends OncePerRequestFilter {
+    /** The request attribute that carries an asynchronous handler's exchange to the dispatch that ends it. */
+    private static final String ASYNC_EXCHANGE = IdempotencyKeyFilter.class.getName() + ".exchange";
     private static final Logger log = LoggerFactory.getLogger(IdempotencyKeyFilter.class);
 
     private final DedupProperties.Http settings;
@@ -46,6 +58,7 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
     private final IdempotentConsumer<Exchange, StoredResponse> consumer;
     private final StoreOutageListener outages;
     private final Clock clock = Clock.systemUTC();
+    private volatile boolean warnedAboutAnonymousCallers;
 
     /**
      * Creates the filter.
@@ -74,9 +87,23 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
         return !protectedRequests.matches(request);
     }
 
+    /** The filter sees the dispatch that ends an asynchronous handler: that is when its response is complete. */
+    @Override
+    protected boolean shouldNotFilterAsyncDispatch() {
+        return false;
+    }
+
     @Override
     protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws ServletException, IOException {
+        if (isAsyncDispatch(request)) {
+            resume(request, response, chain);
+            return;
+        }
+        if (request.getUserPrincipal() == null && settings.getAnonymousCallers() == AnonymousCallers.REFUSE) {
+            refuseAnonymous(request, response);
+            return;
+        }
         String clientKey;
         try {
             clientKey = keys.clientKey(request);
@@ -96,15 +123,34 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
             return;
         }
         byte[] fingerprint = RequestFingerprint.of(request.getMethod(), ProtectedRequests.pathOf(request),
-                buffered.body());
+                request.getQueryString(), buffered.body());
         Exchange exchange = new Exchange(keys.scopedKey(request, clientKey), buffered, response, chain,
                 fingerprint);
-        answer(consumer.process(exchange, this::run), exchange);
+        exchange.outcome = consumer.processDeferred(exchange, this::run).toCompletableFuture();
+        if (exchange.outcome.isDone()) {
+            answer(exchange.outcome.join(), exchange);
+        }
+        // else an asynchronous handler runs on: resume() answers when its response is complete.
     }
 
-    /** The handler, under a won claim: runs the rest of the chain into a buffer and returns what to store. */
-    private StoredResponse run(Exchange exchange) throws HandlerFailure, ReleasedResponse {
-        ContentCachingResponseWrapper buffer = new ContentCachingResponseWrapper(exchange.response);
+    private void refuseAnonymous(HttpServletRequest request, HttpServletResponse response) throws IOException {
+        if (!warnedAboutAnonymousCallers) {
+            warnedAboutAnonymousCallers = true;
+            log.warn("{} {}: a request without an authenticated principal was refused (401): keys are scoped by the"
+                    + " principal, and anonymous callers would share one scope. Authenticate before this filter, or"
+                    + " set dedup.http.anonymous-callers=shared to accept that", request.getMethod(),
+                    ProtectedRequests.pathOf(request));
+        }
+        Problems.write(response, 401, "Authentication required", "requests with an " + keys.keyHeader()
+                + " on this endpoint must come from an authenticated caller");
+    }
+
+    /**
+     * The handler, under a won claim: runs the rest of the chain into a buffer; returns the response to store, or
+     * a stage completed by {@link #resume} when the handler went asynchronous.
+     */
+    private CompletionStage<StoredResponse> run(Exchange exchange) throws HandlerFailure, ReleasedResponse {
+        ResponseBuffer buffer = new ResponseBuffer(exchange.response);
         exchange.buffer = buffer;
         try {
             exchange.chain.doFilter(exchange.request, buffer);
@@ -112,18 +158,56 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
             throw new HandlerFailure(e);
         }
         if (exchange.request.isAsyncStarted()) {
-            throw new HandlerFailure(new ServletException("an asynchronous handler cannot answer a request with an "
-                    + keys.keyHeader() + ": its response must be complete when the handler returns"));
+            return exchange.awaitAsyncEnd();
         }
-        StoredResponse stored = new StoredResponse(exchange.fingerprint, buffer.getStatus(), replayHeaders(buffer),
-                buffer.getContentAsByteArray(), false);
-        if (stored.status() >= 500 && !settings.isStoreServerErrors()) {
-            throw new ReleasedResponse();
-        }
-        return stored;
+        return CompletableFuture.completedFuture(toStore(exchange));
     }
 
-    private Map<String, List<String>> replayHeaders(ContentCachingResponseWrapper buffer) {
+    /** The dispatch that continues an asynchronous handler: when it ends the response, settle the claim with it. */
+    private void resume(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+            throws ServletException, IOException {
+        Exchange exchange = (Exchange) request.getAttribute(ASYNC_EXCHANGE);
+        if (exchange == null) {
+            chain.doFilter(request, response);
+            return;
+        }
+        try {
+            chain.doFilter(request, response);
+        } catch (IOException | ServletException | RuntimeException e) {
+            request.removeAttribute(ASYNC_EXCHANGE);
+            exchange.settle(new HandlerFailure(e));
+            answer(exchange.outcome.join(), exchange);
+            return;
+        }
+        if (request.isAsyncStarted()) {
+            return;   // another asynchronous round: the next dispatch settles
+        }
+        request.removeAttribute(ASYNC_EXCHANGE);
+        if (exchange.abandoned) {
+            exchange.pending.cancel(false);
+        } else {
+            try {
+                exchange.pending.complete(toStore(exchange));
+            } catch (ReleasedResponse released) {
+                exchange.pending.completeExceptionally(released);
+            }
+        }
+        answer(exchange.outcome.join(), exchange);
+    }
+
+    /** The complete response, to store; or {@link ReleasedResponse} when it must not be stored. */
+    private StoredResponse toStore(Exchange exchange) throws ReleasedResponse {
+        ResponseBuffer buffer = exchange.buffer;
+        int status = buffer.getStatus();
+        if (buffer.errorSent || (status >= 500 && !settings.isStoreServerErrors())
+                || settings.getReleaseStatuses().contains(status)) {
+            throw new ReleasedResponse();
+        }
+        return new StoredResponse(exchange.fingerprint, status, replayHeaders(buffer),
+                buffer.getContentAsByteArray(), false);
+    }
+
+    private Map<String, List<String>> replayHeaders(ResponseBuffer buffer) {
         Map<String, List<String>> headers = new LinkedHashMap<>();
         for (String name : settings.getReplayHeaders()) {
             List<String> values = "Content-Type".equalsIgnoreCase(name)
@@ -140,12 +224,12 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
             throws IOException, ServletException {
         HttpServletResponse response = exchange.response;
         if (outcome instanceof ProcessingOutcome.Processed<StoredResponse>) {
-            exchange.buffer.copyBodyToResponse();
+            exchange.buffer.sendAsIs();
         } else if (outcome instanceof ProcessingOutcome.LeaseLost<StoredResponse>) {
             log.warn("{} {}: the response was sent but its completion was not recorded (the lease lapsed or the store"
                     + " failed); a retry may run the handler again", exchange.request.getMethod(),
                     ProtectedRequests.pathOf(exchange.request));
-            exchange.buffer.copyBodyToResponse();
+            exchange.buffer.sendAsIs();
         } else if (outcome instanceof ProcessingOutcome.AlreadyProcessed<StoredResponse> done) {
             replay(done.result().orElse(null), exchange);
         } else if (outcome instanceof ProcessingOutcome.KeyReused<StoredResponse>) {
@@ -167,8 +251,8 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
         Throwable cause = failed.cause();
         if (failed.key() == null) {
             Problems.write(exchange.response, 400, "Invalid " + keys.keyHeader(), String.valueOf(cause.getMessage()));
-        } else if (cause instanceof ReleasedResponse) {
-            exchange.buffer.copyBodyToResponse();
+        } else if (cause instanceof ReleasedResponse || cause instanceof CancellationException) {
+            exchange.buffer.sendAsIs();
         } else if (cause instanceof HandlerFailure handlerFailure) {
             Throwable thrown = handlerFailure.getCause();
             if (thrown instanceof IOException io) {
@@ -222,7 +306,7 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
 
     private void reused(HttpServletResponse response) throws IOException {
         Problems.write(response, 422, keys.keyHeader() + " reused", "this " + keys.keyHeader()
-                + " was already used for a different request (method, path or body)");
+                + " was already used for a different request (method, path, query or body)");
     }
 
     private long secondsUntil(Instant expiresAt) {
@@ -237,7 +321,12 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
         private final HttpServletResponse response;
         private final FilterChain chain;
         private final byte[] fingerprint;
-        private ContentCachingResponseWrapper buffer;
+        private ResponseBuffer buffer;
+        private CompletableFuture<ProcessingOutcome<StoredResponse>> outcome;
+        /** An asynchronous handler's response, completed by the dispatch that ends it. */
+        private CompletableFuture<StoredResponse> pending;
+        /** The container gave up on the asynchronous handler (timeout, error), which may still be running. */
+        private volatile boolean abandoned;
 
         private Exchange(String key, BufferedBodyRequest request, HttpServletResponse response, FilterChain chain,
                 byte[] fingerprint) {
@@ -250,6 +339,70 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
 
         private String key() {
             return key;
+        }
+
+        /** Waits, without a thread, for the dispatch that ends the asynchronous handler's response. */
+        private CompletionStage<StoredResponse> awaitAsyncEnd() {
+            pending = new CompletableFuture<>();
+            request.setAttribute(ASYNC_EXCHANGE, this);
+            request.getAsyncContext().addListener(new AsyncEnd());
+            return pending;
+        }
+
+        private void settle(Exception failure) {
+            pending.completeExceptionally(failure);
+        }
+
+        /** Marks a timed-out or failed handler abandoned; a request that ended without our last dispatch, too. */
+        private final class AsyncEnd implements AsyncListener {
+            @Override
+            public void onTimeout(AsyncEvent event) {
+                abandoned = true;
+            }
+
+            @Override
+            public void onError(AsyncEvent event) {
+                abandoned = true;
+            }
+
+            @Override
+            public void onComplete(AsyncEvent event) {
+                // The work's fate is unknown: leave the claim to lapse rather than release it under running work.
+                pending.cancel(false);
+            }
+
+            @Override
+            public void onStartAsync(AsyncEvent event) {
+                event.getAsyncContext().addListener(this);   // a new round forgets its listeners
+            }
+        }
+    }
+
+    /** The response buffered to be stored; it knows when the container will render an error page after us. */
+    private static final class ResponseBuffer extends ContentCachingResponseWrapper {
+        private boolean errorSent;
+
+        private ResponseBuffer(HttpServletResponse response) {
+            super(response);
+        }
+
+        @Override
+        public void sendError(int status) throws IOException {
+            errorSent = true;
+            super.sendError(status);
+        }
+
+        @Override
+        public void sendError(int status, String message) throws IOException {
+            errorSent = true;
+            super.sendError(status, message);
+        }
+
+        /** Sends the buffered body to the client; an error page is the container's to render. */
+        private void sendAsIs() throws IOException {
+            if (!errorSent) {
+                copyBodyToResponse();
+            }
         }
     }
 

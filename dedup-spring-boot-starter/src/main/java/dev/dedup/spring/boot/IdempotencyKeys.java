@@ -3,6 +3,7 @@ package dev.dedup.spring.boot;
 import dev.dedup.DedupKeys;
 import jakarta.servlet.http.HttpServletRequest;
 import java.security.Principal;
+import java.util.Enumeration;
 
 /**
  * Reads the key from its header and scopes it: two principals, or two tenants, sending the same key are two keys.
@@ -25,30 +26,32 @@ final class IdempotencyKeys {
     }
 
     /**
-     * The key the client sent: an RFC 8941 sf-string ({@code "8e03978e-..."}), or the bare token that many clients
-     * send.
+     * The key the client sent, read by {@link KeyHeaderValue}: an RFC 8941 sf-string, or a bare key.
      *
      * @return the key, or null when the header is missing or empty
-     * @throws IllegalArgumentException if the key is too long or holds control characters
+     * @throws IllegalArgumentException if the header is sent twice, is malformed, is too long or is empty between
+     *     its quotes
      */
     String clientKey(HttpServletRequest request) {
-        String value = request.getHeader(keyHeader);
-        if (value == null) {
+        Enumeration<String> values = request.getHeaders(keyHeader);
+        if (values == null || !values.hasMoreElements()) {
             return null;
         }
-        String key = value.strip();
-        if (key.length() >= 2 && key.startsWith("\"") && key.endsWith("\"")) {
-            key = key.substring(1, key.length() - 1);
+        String value = values.nextElement();
+        if (values.hasMoreElements()) {
+            throw new IllegalArgumentException(keyHeader + " was sent more than once; send one " + keyHeader
+                    + " header with one key");
+        }
+        String key = KeyHeaderValue.parse(keyHeader, value);
+        if (key == null) {
+            return null;
         }
         if (key.isEmpty()) {
-            return null;
+            throw new IllegalArgumentException(keyHeader + " must not be an empty string");
         }
         if (key.length() > MAX_KEY_LENGTH) {
             throw new IllegalArgumentException(keyHeader + " must be at most " + MAX_KEY_LENGTH
                     + " characters, but was " + key.length());
-        }
-        if (key.chars().anyMatch(c -> c < 0x20 || c == 0x7f)) {
-            throw new IllegalArgumentException(keyHeader + " must not hold control characters");
         }
         return key;
     }

@@ -4,12 +4,15 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 
-/** What makes two requests with one key "the same request": the SHA-256 of method, path and body. */
+/** What makes two requests with one key "the same request": the SHA-256 of method, path, query and body. */
 final class RequestFingerprint {
     private RequestFingerprint() {}
 
-    /** {@return the SHA-256 of the method, the path and the body, each length-prefixed so no two inputs collide} */
-    static byte[] of(String method, String path, byte[] body) {
+    /**
+     * {@return the SHA-256 of the method, the path, the query string as sent (none and empty are the same) and the
+     * body, each length-prefixed so no two inputs collide}
+     */
+    static byte[] of(String method, String path, String query, byte[] body) {
         MessageDigest sha256;
         try {
             sha256 = MessageDigest.getInstance("SHA-256");
@@ -18,6 +21,7 @@ final class RequestFingerprint {
         }
         update(sha256, method.getBytes(StandardCharsets.UTF_8));
         update(sha256, path.getBytes(StandardCharsets.UTF_8));
+        update(sha256, (query == null ? "" : query).getBytes(StandardCharsets.UTF_8));
         update(sha256, body);
         return sha256.digest();
     }

@@ -8,7 +8,7 @@ import java.util.Objects;
 /**
  * The record kept for a completed key: the first request's fingerprint, and the response to replay.
  *
- * @param fingerprint the SHA-256 of the first request's method, path and body
+ * @param fingerprint the SHA-256 of the first request's method, path, query and body
  * @param status the response status
  * @param headers the selected response headers, by name, each with its values in order
  * @param body the response body; empty when {@code bodyOmitted}

@@ -223,6 +223,143 @@ abstract class IdempotencyKeyContract {
     }
 
     @Test
+    void theSameKeyWithAnotherQueryIs422() {
+        String key = key();
+        String body = body();
+        assertThat(http.post("/payments?to=alice&amount=10", key, body).statusCode()).isEqualTo(201);
+
+        HttpResponse<String> otherQuery = http.post("/payments?to=bob&amount=1000", key, body);
+        HttpResponse<String> sameQuery = http.post("/payments?to=alice&amount=10", key, body);
+
+        assertThat(otherQuery.statusCode()).isEqualTo(422);
+        assertThat(otherQuery.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        assertThat(sameQuery.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertThat(TestApplication.runs(body)).isEqualTo(1);
+    }
+
+    @Test
+    void aTooManyRequestsAnswerReleasesTheKeySoTheRetryRuns() {
+        String key = key();
+        String body = body();
+
+        HttpResponse<String> first = http.post("/throttled", key, body);
+        HttpResponse<String> retry = http.post("/throttled", key, body);
+
+        assertThat(first.statusCode()).isEqualTo(429);
+        assertThat(retry.statusCode()).isEqualTo(201);
+        assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        assertThat(TestApplication.runs(body)).isEqualTo(2);
+    }
+
+    @Test
+    void anErrorPageIsNotStoredEmptyTheRetryGetsItWhole() {
+        String key = key();
+        String body = body();
+
+        HttpResponse<String> first = http.post("/missing", key, body);
+        HttpResponse<String> retry = http.post("/missing", key, body);
+
+        assertThat(first.statusCode()).isEqualTo(404);
+        assertThat(first.body()).contains("\"status\":404");
+        assertThat(retry.statusCode()).isEqualTo(404);
+        assertThat(retry.body()).contains("\"status\":404", "\"path\":\"/missing\"");
+        assertThat(retry.headers().firstValue("Content-Type")).hasValueSatisfying(
+                type -> assertThat(type).startsWith("application/json"));
+        assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        assertThat(TestApplication.runs(body)).isEqualTo(2);
+    }
+
+    @Test
+    void aCallableHandlerRunsOnceAndItsResponseIsReplayed() throws Exception {
+        asyncHandlerRunsOnceAndIsReplayed("/async/callable");
+    }
+
+    @Test
+    void aDeferredResultHandlerRunsOnceAndItsResponseIsReplayed() throws Exception {
+        asyncHandlerRunsOnceAndIsReplayed("/async/deferred");
+    }
+
+    /** A retry while the asynchronous handler runs is told to wait (409); one after it is the replay. */
+    private void asyncHandlerRunsOnceAndIsReplayed(String path) throws Exception {
+        String key = key();
+        String body = body();
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            Future<HttpResponse<String>> first = pool.submit(() -> http.post(path, key, body, "X-Sleep-Millis",
+                    "800"));
+            while (TestApplication.runs(body) == 0) {
+                Thread.sleep(10);
+            }
+            HttpResponse<String> whileRunning = http.post(path, key, body);
+            HttpResponse<String> original = first.get();
+            HttpResponse<String> retry = http.post(path, key, body);
+
+            assertThat(whileRunning.statusCode()).isEqualTo(409);
+            assertThat(original.statusCode()).isEqualTo(201);
+            assertThat(retry.statusCode()).isEqualTo(201);
+            assertThat(retry.body()).isEqualTo(original.body()).isNotEmpty();
+            assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(TestApplication.runs(body)).isEqualTo(1);
+    }
+
+    @Test
+    void aStreamedResponseIsStoredWholeAndReplayed() {
+        String key = key();
+        String body = body();
+
+        HttpResponse<String> first = http.post("/async/stream", key, body);
+        HttpResponse<String> retry = http.post("/async/stream", key, body);
+
+        assertThat(first.statusCode()).isEqualTo(201);
+        assertThat(first.body()).isEqualTo("chunk 0 of run 1;chunk 1 of run 1;chunk 2 of run 1;");
+        assertThat(retry.body()).isEqualTo(first.body());
+        assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertThat(TestApplication.runs(body)).isEqualTo(1);
+    }
+
+    @Test
+    void anAsyncHandlerThatTimedOutKeepsItsKeyWhileItMayStillRun() {
+        String key = key();
+        String body = body();
+
+        HttpResponse<String> timedOut = http.post("/async/deferred", key, body, "X-Never", "true");
+        HttpResponse<String> retry = http.post("/async/deferred", key, body, "X-Never", "true");
+
+        assertThat(timedOut.statusCode()).isEqualTo(503);
+        assertThat(retry.statusCode()).isEqualTo(409);
+        assertThat(retry.headers().firstValue("Retry-After")).isPresent();
+        assertThat(TestApplication.runs(body)).isEqualTo(1);
+    }
+
+    @Test
+    void malformedKeysAre400AndTheHandlerDoesNotRun() {
+        String body = body();
+        for (String malformed : List.of("\"abc", "abc def", "\"a\", \"b\"", "\"a\";p=1", "a,b", "\"\"")) {
+            HttpResponse<String> response = http.post("/payments", malformed, body);
+            assertThat(response.statusCode()).as(malformed).isEqualTo(400);
+            assertThat(response.body()).as(malformed).contains("Idempotency-Key");
+        }
+        HttpResponse<String> twice = http.post("/payments", key(), body, "Idempotency-Key", key());
+        assertThat(twice.statusCode()).isEqualTo(400);
+        assertThat(twice.body()).contains("more than once");
+        assertThat(TestApplication.runs(body)).isZero();
+    }
+
+    @Test
+    void anAnonymousCallerIsRefusedByDefault() {
+        String body = body();
+
+        HttpResponse<String> response = http.postAnonymously("/payments", key(), body);
+
+        assertThat(response.statusCode()).isEqualTo(401);
+        assertThat(response.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+        assertThat(TestApplication.runs(body)).isZero();
+    }
+
+    @Test
     void theStoreIsUpInTheHealthReport() {
         HttpResponse<String> health = http.get("/actuator/health/dedup");
 

@@ -14,7 +14,16 @@ import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
+import org.springframework.web.context.request.async.DeferredResult;
+import org.springframework.web.server.ResponseStatusException;
+import org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBody;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestHeader;
@@ -100,6 +109,60 @@ class TestApplication {
         ResponseEntity<String> open(@RequestBody String body) {
             int run = RUNS.computeIfAbsent(body, b -> new AtomicInteger()).incrementAndGet();
             return ResponseEntity.ok("open " + run);
+        }
+
+        /** Answers 429 on its first run for a body, then 201: a "try later" that must not be stored. */
+        @PostMapping("/throttled")
+        ResponseEntity<String> throttled(@RequestBody String body) {
+            int run = RUNS.computeIfAbsent(body, b -> new AtomicInteger()).incrementAndGet();
+            return run == 1 ? ResponseEntity.status(429).body("slow down")
+                    : ResponseEntity.status(201).body("ok " + run);
+        }
+
+        /** Throws a ResponseStatusException: MVC answers with sendError, and the container renders the error page. */
+        @PostMapping("/missing")
+        ResponseEntity<String> missing(@RequestBody String body) {
+            RUNS.computeIfAbsent(body, b -> new AtomicInteger()).incrementAndGet();
+            throw new ResponseStatusException(HttpStatus.NOT_FOUND, "no account for " + body);
+        }
+
+        /** Answers from another thread through a Callable. */
+        @PostMapping("/async/callable")
+        Callable<ResponseEntity<String>> callable(@RequestBody String body,
+                @RequestHeader(name = "X-Sleep-Millis", defaultValue = "0") long sleep) {
+            return () -> {
+                int run = RUNS.computeIfAbsent(body, b -> new AtomicInteger()).incrementAndGet();
+                Thread.sleep(sleep);
+                return ResponseEntity.status(201).header("Content-Type", "application/json")
+                        .body("{\"callable\":\"" + body + "\",\"run\":" + run + "}");
+            };
+        }
+
+        /** Answers from another thread through a DeferredResult, or never (X-Never): it then times out. */
+        @PostMapping("/async/deferred")
+        DeferredResult<ResponseEntity<String>> deferred(@RequestBody String body,
+                @RequestHeader(name = "X-Sleep-Millis", defaultValue = "0") long sleep,
+                @RequestHeader(name = "X-Never", defaultValue = "false") boolean never) {
+            DeferredResult<ResponseEntity<String>> result = new DeferredResult<>(never ? 300L : 10_000L);
+            int run = RUNS.computeIfAbsent(body, b -> new AtomicInteger()).incrementAndGet();
+            if (!never) {
+                CompletableFuture.runAsync(() -> result.setResult(ResponseEntity.status(201).body("deferred " + run)),
+                        CompletableFuture.delayedExecutor(sleep, TimeUnit.MILLISECONDS));
+            }
+            return result;
+        }
+
+        /** Streams its body from another thread. */
+        @PostMapping("/async/stream")
+        ResponseEntity<StreamingResponseBody> stream(@RequestBody String body) {
+            int run = RUNS.computeIfAbsent(body, b -> new AtomicInteger()).incrementAndGet();
+            StreamingResponseBody chunks = out -> {
+                for (int i = 0; i < 3; i++) {
+                    out.write(("chunk " + i + " of run " + run + ";").getBytes(StandardCharsets.UTF_8));
+                    out.flush();
+                }
+            };
+            return ResponseEntity.status(201).contentType(MediaType.TEXT_PLAIN).body(chunks);
         }
 
         /** Answers a client error, which is stored like a success. */

@@ -22,14 +22,20 @@ import java.lang.annotation.Target;
  *   <li>completed: the stored result, decoded to the method's return type (null for {@code void});</li>
  *   <li>another call still running under it: {@link IdempotentCallInProgressException};</li>
  *   <li>stored as failed (an exception listed in {@link #keepKeyOn()}): {@link IdempotentCallFailedException};</li>
- *   <li>used by a call with another {@link #fingerprint()}: {@link IdempotencyKeyReusedException}.</li>
+ *   <li>used by a call with another {@link #fingerprint()}: {@link IdempotencyKeyReusedException};</li>
+ *   <li>completed, but without a stored result (too large, not encodable, or a subclass of the declared type):
+ *       {@link IdempotentResultUnavailableException}, never a silent null.</li>
  * </ul>
  * An exception from the method releases the key, so a retry runs it again, and is rethrown as it was. A store that
- * cannot be reached throws its {@code DedupStoreException}; the method does not run.
+ * cannot be reached throws its {@code DedupStoreException}; the method does not run. Called inside a running
+ * transaction (with Spring's transaction synchronization), the result is stored after the commit and a rollback
+ * releases the key.
  *
  * <p>The method is called through a Spring proxy, so a call from another method of the same bean is not
  * intercepted. Asynchronous return types ({@code CompletionStage}, {@code Future}, reactive types) are refused when
- * the method is first called, since the result would be stored before it exists.
+ * the method is first called, since the result would be stored before it exists; so are declared return types that
+ * JSON cannot read back as what was returned ({@code Object}, interfaces and abstract classes without
+ * {@code @JsonTypeInfo}; collections, maps, arrays and {@code Optional} are fine).
  */
 @Target(ElementType.METHOD)
 @Retention(RetentionPolicy.RUNTIME)
@@ -46,8 +52,9 @@ public @interface Idempotent {
 
     /**
      * Names the keys' space, so two methods with the same key values do not share records (default: the declaring
-     * class's simple name and the method name, {@code OrderService.charge}); set it to keep the keys stable across
-     * a rename, or to make two methods share keys.
+     * class's full name, the method name and its parameter types' simple names,
+     * {@code com.example.OrderService.charge(Order)}); set it to keep the keys stable across a rename, or to make
+     * two methods share keys.
      *
      * @return the scope, or empty for the default
      */

@@ -1,6 +1,7 @@
 package dev.dedup.spring.boot;
 
 import dev.dedup.DedupConfigurationException;
+import dev.dedup.DedupKeys;
 import dev.dedup.DedupStore;
 import dev.dedup.IdempotentConsumer;
 import dev.dedup.ResultCodec;
@@ -10,6 +11,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.stream.Collectors;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Future;
 import org.aopalliance.intercept.MethodInvocation;
@@ -41,16 +43,15 @@ final class IdempotentMethod {
             Duration retention) {
         this.method = method;
         this.json = json;
-        this.scope = annotation.scope().isEmpty()
-                ? method.getDeclaringClass().getSimpleName() + "." + method.getName()
-                : annotation.scope();
+        this.scope = annotation.scope().isEmpty() ? defaultScope(method) : annotation.scope();
         this.key = parse("key", annotation.key());
         this.fingerprint = annotation.fingerprint().isEmpty() ? null : parse("fingerprint", annotation.fingerprint());
         Class<? extends Throwable>[] keepKeyOn = annotation.keepKeyOn();
         var builder = IdempotentConsumer.builder(store, this::keyOf, codecFor(method, json))
                 .lease(duration("lease", annotation.lease(), lease))
                 .retention(duration("retention", annotation.retention(), retention))
-                .keepKeyOn(failure -> Arrays.stream(keepKeyOn).anyMatch(type -> type.isInstance(failure)));
+                .keepKeyOn(failure -> !(failure instanceof TransactionalCompletion.RolledBack)
+                        && Arrays.stream(keepKeyOn).anyMatch(type -> type.isInstance(failure)));
         if (fingerprint != null) {
             builder.fingerprint(this::fingerprintOf);
         }
@@ -65,7 +66,21 @@ final class IdempotentMethod {
                             ? "; the class was compiled without parameter names (javac -parameters), so only #p0,"
                                     + " #a0 ... name the arguments" : ""));
         }
-        return scope + ":" + value;
+        return DedupKeys.fit(scope + ":" + value);
+    }
+
+    /**
+     * The class's full name, the method and its parameter types: overloads and same-named classes in two packages
+     * never share keys.
+     */
+    private static String defaultScope(Method method) {
+        return method.getDeclaringClass().getName() + "." + method.getName() + Arrays.stream(
+                method.getParameterTypes()).map(Class::getSimpleName).collect(Collectors.joining(",", "(", ")"));
+    }
+
+    /** {@return whether a call returns a value to replay (not {@code void})} */
+    boolean returnsValue() {
+        return method.getReturnType() != void.class && method.getReturnType() != Void.class;
     }
 
     private byte[] fingerprintOf(MethodInvocation call) {
@@ -131,6 +146,12 @@ final class IdempotentMethod {
         }
         if (returns == void.class || returns == Void.class) {
             return new NoResultCodec();
+        }
+        if (!ReplayableTypes.canReplay(returns)) {
+            throw new DedupConfigurationException("@Idempotent " + describe(method) + " returns "
+                    + returns.getName() + ", which JSON cannot read back as the object that was returned (an"
+                    + " interface, an abstract class or Object, without @JsonTypeInfo); declare the concrete type"
+                    + " the method returns, or a collection, map or array of such types");
         }
         return new JsonResultCodec(json, json.getTypeFactory().constructType(method.getGenericReturnType()));
     }

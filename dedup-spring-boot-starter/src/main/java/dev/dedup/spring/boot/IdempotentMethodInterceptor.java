@@ -5,6 +5,7 @@ import dev.dedup.ProcessingOutcome;
 import java.lang.reflect.Method;
 import java.lang.reflect.UndeclaredThrowableException;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInterceptor;
@@ -13,6 +14,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.util.ClassUtils;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -25,6 +27,10 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
     private final Supplier<DedupStore> store;
     private final Supplier<JsonMapper> json;
     private final Supplier<DedupProperties> properties;
+    private static final boolean TRANSACTIONS = ClassUtils.isPresent(
+            "org.springframework.transaction.support.TransactionSynchronizationManager",
+            IdempotentMethodInterceptor.class.getClassLoader());
+
     private final Map<Method, IdempotentMethod> methods = new ConcurrentHashMap<>();
 
     /** Takes suppliers: the beans are looked up at a method's first call, not when the advisor is built. */
@@ -38,12 +44,29 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
     @Override
     public Object invoke(MethodInvocation call) throws Throwable {
         IdempotentMethod method = methods.computeIfAbsent(call.getMethod(), m -> read(m, call));
-        ProcessingOutcome<Object> outcome = method.consumer.process(call, IdempotentMethodInterceptor::proceed);
+        ProcessingOutcome<Object> outcome;
+        if (TRANSACTIONS && TransactionalCompletion.inTransaction()) {
+            Returned returned = new Returned();
+            CompletableFuture<ProcessingOutcome<Object>> settled = method.consumer.processDeferred(call, c -> {
+                returned.value = proceed(c);
+                return TransactionalCompletion.afterCommit(returned.value);
+            }).toCompletableFuture();
+            if (!settled.isDone()) {
+                return returned.value;   // the method ran; its result is stored when the transaction commits
+            }
+            outcome = settled.join();
+        } else {
+            outcome = method.consumer.process(call, IdempotentMethodInterceptor::proceed);
+        }
         if (outcome instanceof ProcessingOutcome.Processed<Object> processed) {
             return processed.result();
         }
         if (outcome instanceof ProcessingOutcome.AlreadyProcessed<Object> replayed) {
-            return replayed.result().orElse(null);
+            if (replayed.result().isEmpty() && method.returnsValue()) {
+                throw new IdempotentResultUnavailableException(replayed.key());
+            }
+            Object result = replayed.result().orElse(null);
+            return result == JsonResultCodec.NULL_RESULT ? null : result;
         }
         if (outcome instanceof ProcessingOutcome.InProgressElsewhere<Object> running) {
             throw new IdempotentCallInProgressException(running.key(), running.leaseExpiresAt());
@@ -61,6 +84,11 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
             return lost.result();
         }
         throw unwrapped(((ProcessingOutcome.Failed<Object>) outcome).cause());
+    }
+
+    /** The method's return value, kept for the caller while its completion waits for the commit. */
+    private static final class Returned {
+        private Object value;
     }
 
     private IdempotentMethod read(Method method, MethodInvocation call) {

@@ -139,4 +139,58 @@ public class Billing {
     public String badLease(String id) {
         return "never";
     }
+
+    /** A result of a subclass of the declared type: JSON would read it back as a plain {@link Shape}. */
+    @Idempotent(key = "#id")
+    public Shape shape(String id) {
+        run(id);
+        return new Circle(2);
+    }
+
+    /** A result over the 256 KiB a record holds. */
+    @Idempotent(key = "#id")
+    public String huge(String id) {
+        run(id);
+        return "x".repeat(300 * 1024);
+    }
+
+    /** Returns null: replayed as null, not as "no result stored". */
+    @Idempotent(key = "#id")
+    public String nothing(String id) {
+        run(id);
+        return null;
+    }
+
+    /** Declares Object: JSON cannot tell what to read back. */
+    @Idempotent(key = "#id")
+    public Object anything(String id) {
+        return "never";
+    }
+
+    /** An overload with {@link #lookup(Long)}: the same key values, two scopes. */
+    @Idempotent(key = "#id")
+    public String lookup(String id) {
+        run("lookup-" + id);
+        return "by string " + id;
+    }
+
+    @Idempotent(key = "#id")
+    public String lookup(Long id) {
+        run("lookup-" + id);
+        return "by number " + id;
+    }
+
+    /** A plain shape, not final. */
+    public static class Shape {
+        public int sides;
+    }
+
+    /** A shape with a field of its own. */
+    public static class Circle extends Shape {
+        public int radius;
+
+        Circle(int radius) {
+            this.radius = radius;
+        }
+    }
 }

@@ -52,13 +52,13 @@ class DedupEndpointOnPostgresTest {
     void aCompletedKeyIsShownWithoutItsResultAndForgettingItRunsTheMethodAgain() {
         String id = id();
         billing.charge(new Order(id, 700));
-        String path = "/actuator/dedup/Billing.charge:" + id;
+        String path = "/actuator/dedup/dev.dedup.spring.boot.Billing.charge(Order):" + id;
 
         HttpResponse<String> shown = http.get(path);
 
         assertThat(shown.statusCode()).isEqualTo(200);
         JsonNode view = JSON.readTree(shown.body());
-        assertThat(view.get("key").asString()).isEqualTo("Billing.charge:" + id);
+        assertThat(view.get("key").asString()).isEqualTo("dev.dedup.spring.boot.Billing.charge(Order):" + id);
         assertThat(view.get("namespace").asString()).startsWith("boot-endpoint-");
         assertThat(view.get("state").asString()).isEqualTo("COMPLETED");
         assertThat(Instant.parse(view.get("expiresAt").asString())).isAfter(Instant.now().plusSeconds(3600));
@@ -78,7 +78,7 @@ class DedupEndpointOnPostgresTest {
     void aRunningKeyShowsADigestOfItsOwnerAndForgettingItLetsTheNextCallRun() throws Exception {
         String id = id();
         CompletableFuture<Receipt> first = Billing.startSlowCharge(billing, id, 1500);
-        String path = "/actuator/dedup/Billing.slowCharge:" + id;
+        String path = "/actuator/dedup/dev.dedup.spring.boot.Billing.slowCharge(String,long):" + id;
 
         JsonNode view = JSON.readTree(http.get(path).body());
         assertThat(view.get("state").asString()).isEqualTo("IN_PROGRESS");
@@ -94,7 +94,7 @@ class DedupEndpointOnPostgresTest {
 
     @Test
     void anUnknownKeyIs404AndForgettingItAnswersFalse() {
-        String path = "/actuator/dedup/Billing.charge:" + id();
+        String path = "/actuator/dedup/dev.dedup.spring.boot.Billing.charge(Order):" + id();
 
         assertThat(http.get(path).statusCode()).isEqualTo(404);
         HttpResponse<String> forgotten = http.delete(path);

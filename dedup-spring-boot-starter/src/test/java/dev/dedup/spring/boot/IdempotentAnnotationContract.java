@@ -81,7 +81,7 @@ abstract class IdempotentAnnotationContract {
         assertThatThrownBy(() -> billing.decline(id)).isInstanceOf(Billing.DeclinedException.class);
         assertThatThrownBy(() -> billing.decline(id)).isInstanceOfSatisfying(IdempotentCallFailedException.class,
                 failed -> {
-                    assertThat(failed.key()).isEqualTo("Billing.decline:" + id);
+                    assertThat(failed.key()).isEqualTo("dev.dedup.spring.boot.Billing.decline(String):" + id);
                     assertThat(failed.error()).hasValueSatisfying(
                             error -> assertThat(error).contains("DeclinedException", "card declined for " + id));
                 });
@@ -108,7 +108,7 @@ abstract class IdempotentAnnotationContract {
 
         assertThatThrownBy(() -> billing.charge(new Order(id, 9900)))
                 .isInstanceOfSatisfying(IdempotencyKeyReusedException.class,
-                        reused -> assertThat(reused.key()).isEqualTo("Billing.charge:" + id));
+                        reused -> assertThat(reused.key()).isEqualTo("dev.dedup.spring.boot.Billing.charge(Order):" + id));
         assertThat(billing.charge(new Order(id, 1200))).isEqualTo(first);
         assertThat(billing.runs(id)).isEqualTo(1);
     }
@@ -137,5 +137,47 @@ abstract class IdempotentAnnotationContract {
                 .isInstanceOf(DedupConfigurationException.class)
                 .hasMessageContaining("'thirty seconds'").hasMessageContaining("Billing.badLease")
                 .hasMessageContaining("30s");
+    }
+
+    @Test
+    void overloadsDoNotShareKeys() {
+        long number = Math.abs(UUID.randomUUID().getMostSignificantBits() % 1_000_000_000L);
+        String text = String.valueOf(number);
+
+        assertThat(billing.lookup(text)).isEqualTo("by string " + text);
+        assertThat(billing.lookup(number)).isEqualTo("by number " + number);
+        assertThat(billing.runs("lookup-" + text)).isEqualTo(2);
+    }
+
+    @Test
+    void aResultThatWasNotStoredIsNeverReplayedAsNull() {
+        String tooLarge = id();
+        String subclass = id();
+
+        assertThat(billing.huge(tooLarge)).hasSize(300 * 1024);
+        assertThat(billing.shape(subclass)).isInstanceOf(Billing.Circle.class);
+
+        assertThatThrownBy(() -> billing.huge(tooLarge)).isInstanceOf(IdempotentResultUnavailableException.class)
+                .hasMessageContaining(tooLarge);
+        assertThatThrownBy(() -> billing.shape(subclass)).isInstanceOf(IdempotentResultUnavailableException.class);
+        assertThat(billing.runs(tooLarge)).isEqualTo(1);
+        assertThat(billing.runs(subclass)).isEqualTo(1);
+    }
+
+    @Test
+    void aNullResultIsReplayedAsNull() {
+        String id = id();
+
+        assertThat(billing.nothing(id)).isNull();
+        assertThat(billing.nothing(id)).isNull();
+        assertThat(billing.runs(id)).isEqualTo(1);
+    }
+
+    @Test
+    void aReturnTypeThatCannotBeReadBackFailsTheFirstCallNamingIt() {
+        assertThatThrownBy(() -> billing.anything(id()))
+                .isInstanceOf(DedupConfigurationException.class)
+                .hasMessageContaining("Billing.anything").hasMessageContaining("java.lang.Object")
+                .hasMessageContaining("declare the concrete type");
     }
 }

@@ -1,6 +1,11 @@
 package dev.dedup.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.dedup.Claim;
+import dev.dedup.DedupConfigurationException;
+import dev.dedup.DedupStore;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -10,18 +15,23 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.kafka.listener.DefaultErrorHandler;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * {@link Idempotent} on a {@code @KafkaListener} method, on the real broker and PostgreSQL: records published again
- * under the same {@code message-id} take effect once, and a listener failure is retried by Spring Kafka's error
- * handler and takes effect once.
+ * under the same {@code message-id} take effect once, a listener failure is retried by the starter's error handler
+ * and takes effect once, and a record whose key another consumer holds waits for it, never skipped.
  */
 @SpringBootTest(classes = IdempotentKafkaListenerOnKafkaTest.App.class,
         properties = {"dedup.store.create-schema=true", "spring.kafka.consumer.auto-offset-reset=earliest"})
@@ -59,7 +69,7 @@ class IdempotentKafkaListenerOnKafkaTest {
         }
 
         @KafkaListener(topics = "${test.topic}", groupId = "${test.topic}")
-        @Idempotent(key = "new String(#record.headers().lastHeader('message-id').value())")
+        @Idempotent(key = "new String(#record.headers().lastHeader('message-id').value())", scope = "shipments")
         public void on(ConsumerRecord<String, String> record) {
             shipments.ship(record.value());
         }
@@ -95,6 +105,61 @@ class IdempotentKafkaListenerOnKafkaTest {
         assertThat(shipments.runs("b")).isEqualTo(1);
         assertThat(shipments.effects("fail-once")).isEqualTo(1);
         assertThat(shipments.runs("fail-once")).as("the failed first run, and its retry").isEqualTo(2);
+    }
+
+    @Autowired
+    DedupStore store;
+
+    @Test
+    void aRecordWhoseKeyAnotherConsumerHoldsWaitsForItInsteadOfBeingSkipped() throws Exception {
+        String id = Servers.unique("held");
+        Shipments shipments = listener.shipments();
+        send(Servers.unique("warm-up"), "warm-up-" + id);
+        awaitEffect(shipments, "warm-up-" + id);   // the listener consumes: the next record is read at once
+        Claim holder = (Claim) store.claim("shipments:" + id, Duration.ofSeconds(30));
+        send(id, "held-" + id);
+        send(Servers.unique("after"), "after-" + id);
+
+        Thread.sleep(6_000);   // Spring Kafka's default handler retries nine times (about 0.5 s apart), then skips
+        assertThat(shipments.runs("held-" + id)).as("not while the holder runs").isZero();
+        assertThat(shipments.runs("after-" + id)).as("nothing passes the held record").isZero();
+        store.release(holder);   // the holder gives up: the next retry claims the key and runs the method
+
+        awaitEffect(shipments, "after-" + id);
+        assertThat(shipments.effects("held-" + id)).isEqualTo(1);
+        assertThat(shipments.effects("after-" + id)).isEqualTo(1);
+    }
+
+    @Test
+    void aContainerWithAnotherErrorHandlerIsRefusedAtStartup() {
+        assertThatThrownBy(() -> {
+            try (ConfigurableApplicationContext context = new SpringApplicationBuilder(App.class, PlainErrorHandler.class)
+                    .web(WebApplicationType.NONE)
+                    .run("--spring.kafka.bootstrap-servers=" + Servers.kafkaBootstrap(),
+                            "--spring.datasource.url=" + Servers.postgresJdbcUrl(),
+                            "--dedup.namespace=" + Servers.unique("boot-kafka-check"),
+                            "--test.topic=" + TOPIC + "-check", "--spring.kafka.listener.auto-startup=true")) {
+                context.getBean(Listener.class);
+            }
+        }).hasRootCauseInstanceOf(DedupConfigurationException.class)
+                .rootCause().hasMessageContaining("IdempotentKafkaErrorHandler")
+                .hasMessageContaining("Listener.on").hasMessageContaining("dedup.kafka.require-error-handler");
+    }
+
+    /** An application's own error handler, as Spring Kafka's docs show it. */
+    @Configuration
+    static class PlainErrorHandler {
+        @Bean
+        DefaultErrorHandler plain() {
+            return new DefaultErrorHandler();
+        }
+    }
+
+    private static void awaitEffect(Shipments shipments, String body) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (shipments.effects(body) == 0 && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
     }
 
     private void send(String messageId, String body) throws Exception {

@@ -24,6 +24,7 @@ import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.consumer.RetriableCommitFailedException;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.RebalanceInProgressException;
@@ -56,8 +57,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>An exception that escapes a poll (an {@link Error} from the handler, the key function or the dead-letter handler)
  * first seeks each partition of the poll back to its first record not yet settled, so the caller's next poll reads
- * them again; the offsets settled before it are committed with the next commit, for the partitions still assigned
- * then.
+ * them again; the offsets settled before it are committed with the next commit. A commit that fails during a
+ * rebalance the member stays in ({@link RebalanceInProgressException}), or that throws, is tried again with the next
+ * commit, for the partitions still assigned then.
  *
  * <p>Like the consumer it drives, a processor is for one thread. Call {@link #poll} (or {@link #process} with every
  * poll's records, empty ones included) in the loop: paused partitions are resumed there when their back-off ends.
@@ -77,8 +79,8 @@ public final class KafkaRecordProcessor<K, V, R> {
     /** Partitions paused after a rewind, with the System.nanoTime at which they may be read again. */
     private final Map<TopicPartition, Long> resumeAt = new HashMap<>();
     /**
-     * Offsets settled but not committed yet (the poll ended in an exception): committed with the next commit, for
-     * the partitions still assigned then.
+     * Offsets settled but not committed yet (the commit failed while the member kept its partitions, or the poll
+     * ended in an exception): committed with the next commit, for the partitions still assigned then.
      */
     private final Map<TopicPartition, OffsetAndMetadata> uncommitted = new HashMap<>();
 
@@ -334,13 +336,21 @@ public final class KafkaRecordProcessor<K, V, R> {
         if (!commitOffsets || offsets.isEmpty()) {
             return Optional.empty();
         }
+        // Kept until the commit succeeds: a commit that throws (a timeout, a wakeup) is tried again next time.
+        uncommitted.putAll(offsets);
         try {
             consumer.commitSync(offsets);
             uncommitted.clear();
             return Optional.empty();
-        } catch (CommitFailedException | RebalanceInProgressException e) {
-            // The group moved the partitions: their new owner reads from the last commit and finds these records
-            // already processed, so nothing is lost or doubled.
+        } catch (RebalanceInProgressException | RetriableCommitFailedException e) {
+            // The member keeps the partitions it is not asked to give back (cooperative rebalancing): the next poll
+            // completes the rebalance, and the next commit stores these offsets for the ones it still holds.
+            log.info("could not commit {} during a rebalance ({}); committing them with the next poll", offsets,
+                    e.getClass().getSimpleName());
+            return Optional.of(e);
+        } catch (CommitFailedException e) {
+            // The member left the group: its partitions' new owners read from the last commit and find these
+            // records already processed, so nothing is lost or doubled.
             uncommitted.clear();
             log.warn("could not commit {} after processing; the records will come again, as already processed",
                     offsets, e);

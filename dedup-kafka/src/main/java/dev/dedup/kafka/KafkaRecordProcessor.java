@@ -76,6 +76,7 @@ public final class KafkaRecordProcessor<K, V, R> {
     private final DeadLetterHandler<K, V> deadLetters;
     private final Duration retryBackoff;
     private final boolean commitOffsets;
+    private final AttemptLimit<K, V> attempts;
     /** Partitions paused after a rewind, with the System.nanoTime at which they may be read again. */
     private final Map<TopicPartition, Long> resumeAt = new HashMap<>();
     /**
@@ -89,12 +90,13 @@ public final class KafkaRecordProcessor<K, V, R> {
         this.deadLetters = builder.deadLetters;
         this.retryBackoff = builder.retryBackoff;
         this.commitOffsets = builder.commitOffsets;
+        this.attempts = new AttemptLimit<>(builder.maxAttempts);
         RecordKeys<K, V> keys = builder.keys;
         IdempotentConsumer.Builder<ConsumerRecord<K, V>, R> settings = IdempotentConsumer
                 .<ConsumerRecord<K, V>, R>builder(builder.store, keys::keyOf, builder.codec)
                 .lease(builder.lease)
                 .retention(builder.retention)
-                .keepKeyOn(builder.keepKeyOn);
+                .keepKeyOn(attempts.keepKeyOn(builder.keepKeyOn));
         if (builder.fingerprint != null) {
             settings.fingerprint(builder.fingerprint);
         }
@@ -118,7 +120,8 @@ public final class KafkaRecordProcessor<K, V, R> {
      * @param store where the records' keys are claimed
      * @param codec how handler results are stored for replay ({@link ResultCodec#none()} for none)
      * @return a builder with the defaults: keys from the {@value RecordKeys#DEFAULT_HEADER} header, a 30 s lease,
-     *     1 day retention, no failure kept, a 1 s retry back-off, offsets committed by the processor
+     *     1 day retention, no failure kept, no attempt limit, a 1 s retry back-off, offsets committed by the
+     *     processor
      */
     public static <K, V, R> Builder<K, V, R> builder(Consumer<K, V> consumer, DedupStore store,
             ResultCodec<R> codec) {
@@ -152,6 +155,8 @@ public final class KafkaRecordProcessor<K, V, R> {
         Objects.requireNonNull(records, "records");
         Objects.requireNonNull(handler, "handler");
         resumeDue();
+        attempts.forgetUnassigned(consumer::assignment);
+        MessageHandler<? super ConsumerRecord<K, V>, ? extends R> counted = attempts.counting(handler);
         List<RecordOutcome<K, V, R>> outcomes = new ArrayList<>(records.count());
         Map<TopicPartition, OffsetAndMetadata> offsets = new LinkedHashMap<>();
         Map<TopicPartition, Long> rewound = new LinkedHashMap<>();
@@ -159,7 +164,7 @@ public final class KafkaRecordProcessor<K, V, R> {
         try {
             for (TopicPartition partition : records.partitions()) {
                 List<ConsumerRecord<K, V>> batch = records.records(partition);
-                long next = processPartition(partition, batch, handler, outcomes, unsettled);
+                long next = processPartition(partition, batch, counted, outcomes, unsettled);
                 unsettled.remove(partition);
                 if (next > batch.get(0).offset()) {
                     offsets.put(partition, new OffsetAndMetadata(next));
@@ -229,6 +234,7 @@ public final class KafkaRecordProcessor<K, V, R> {
             if (disposition == Disposition.REDELIVER) {
                 return record.offset();
             }
+            attempts.settled(partition, record.offset());
             next = record.offset() + 1;
             unsettled.put(partition, next);
         }
@@ -379,6 +385,7 @@ public final class KafkaRecordProcessor<K, V, R> {
         private DeadLetterHandler<K, V> deadLetters;
         private Duration retryBackoff = Duration.ofSeconds(1);
         private boolean commitOffsets = true;
+        private int maxAttempts = AttemptLimit.UNLIMITED;
 
         private Builder(Consumer<K, V> consumer, DedupStore store, ResultCodec<R> codec) {
             this.consumer = Objects.requireNonNull(consumer, "consumer");
@@ -494,6 +501,26 @@ public final class KafkaRecordProcessor<K, V, R> {
                 throw new IllegalArgumentException("backoff must not be negative, but was " + backoff);
             }
             this.retryBackoff = backoff;
+            return this;
+        }
+
+        /**
+         * How many times the handler may fail on one record (default: no limit). The failure of the last attempt is
+         * kept as final, as {@link #keepKeyOn} would keep it: the key is stored as failed, the record goes to the
+         * dead letters ({@link DeadLetter.Reason#FAILED}) and is committed past. Only a handler that ran and threw an
+         * exception counts: a store failure before it ran, a record held elsewhere or an {@link Error} does not. The
+         * count is kept in memory by this processor, per partition: a restart, or a rebalance that takes the
+         * partition away, starts it again.
+         *
+         * @param maxAttempts 1 (a failure is final at once) or more
+         * @return this builder
+         * @throws IllegalArgumentException when {@code maxAttempts} is below 1
+         */
+        public Builder<K, V, R> maxAttempts(int maxAttempts) {
+            if (maxAttempts < 1) {
+                throw new IllegalArgumentException("maxAttempts must be at least 1, but was " + maxAttempts);
+            }
+            this.maxAttempts = maxAttempts;
             return this;
         }
 

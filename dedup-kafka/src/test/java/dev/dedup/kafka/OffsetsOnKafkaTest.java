@@ -251,6 +251,64 @@ class OffsetsOnKafkaTest {
         assertThat(committed(group, topic)).isEqualTo(Map.of(0, 5L));
     }
 
+    @Test
+    @DisplayName("maxAttempts: a record whose handler always fails runs that many times, then is dead-lettered as"
+            + " FAILED and committed past; its republish is AlreadyFailed")
+    void maxAttemptsDeadLettersTheRecord() throws Exception {
+        AtomicInteger attemptsOnV1 = new AtomicInteger();
+        var processor = processor().maxAttempts(3).build();
+        dev.dedup.MessageHandler<ConsumerRecord<String, String>, String> alwaysFailingV1 = record -> {
+            if (record.value().equals("v1")) {
+                attemptsOnV1.incrementAndGet();
+                throw new IllegalArgumentException("a bug that no retry fixes");
+            }
+            return handle(record);
+        };
+
+        drainTo(processor, 5, alwaysFailingV1);
+        send(producer, topic, 0, "m1", "v1-again");
+        drainTo(processor, 6, alwaysFailingV1);
+
+        assertThat(attemptsOnV1).hasValue(3);
+        assertThat(handled).containsExactly("v0", "v2", "v3", "v4");
+        assertThat(deadLetters).extracting(DeadLetter::reason)
+                .containsExactly(DeadLetter.Reason.FAILED, DeadLetter.Reason.ALREADY_FAILED);
+        assertThat(deadLetters.get(0).cause()).containsInstanceOf(IllegalArgumentException.class);
+        assertThat(deadLetters.get(1).error()).hasValueSatisfying(error -> assertThat(error).contains("no retry"));
+    }
+
+    @Test
+    @DisplayName("maxAttempts: a store failure before the handler ran is not an attempt")
+    void storeFailureIsNotAnAttempt() throws Exception {
+        WatchedStore watched = new WatchedStore(store);
+        var processor = KafkaRecordProcessor.builder(consumer, watched, ResultCodec.utf8())
+                .retryBackoff(Duration.ofMillis(100))
+                .deadLetters(deadLetters::add)
+                .maxAttempts(2)
+                .build();
+        AtomicInteger attemptsOnV1 = new AtomicInteger();
+        dev.dedup.MessageHandler<ConsumerRecord<String, String>, String> failingV1Once = record -> {
+            if (record.value().equals("v1") && attemptsOnV1.incrementAndGet() == 1) {
+                throw new IllegalArgumentException("temporary");
+            }
+            return handle(record);
+        };
+
+        watched.kill();
+        int storeFailures = 0;
+        for (int i = 0; i < 100 && storeFailures < 3; i++) {
+            storeFailures += (int) processor.poll(Duration.ofMillis(200), failingV1Once)
+                    .count(ProcessingOutcome.Failed.class);
+        }
+        assertThat(storeFailures).as("claims that failed in the store").isEqualTo(3);
+        watched.revive();
+        drainTo(processor, 5, failingV1Once);
+
+        assertThat(attemptsOnV1).hasValue(2);
+        assertThat(handled).containsExactly("v0", "v1", "v2", "v3", "v4");
+        assertThat(deadLetters).isEmpty();
+    }
+
     /** The offset of the first record (v0 is at 0, v1 at 1, ...) whose handler has not run. */
     private long firstUnhandled() {
         long offset = 0;

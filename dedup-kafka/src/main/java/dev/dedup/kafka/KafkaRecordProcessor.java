@@ -24,6 +24,7 @@ import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.consumer.RetriableCommitFailedException;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.RebalanceInProgressException;
@@ -54,6 +55,12 @@ import org.slf4j.LoggerFactory;
  *       partition is sought back to it and paused for the retry back-off, and the records after it are not run.
  * </ul>
  *
+ * <p>An exception that escapes a poll (an {@link Error} from the handler, the key function or the dead-letter handler)
+ * first seeks each partition of the poll back to its first record not yet settled, so the caller's next poll reads
+ * them again; the offsets settled before it are committed with the next commit. A commit that fails during a
+ * rebalance the member stays in ({@link RebalanceInProgressException}), or that throws, is tried again with the next
+ * commit, for the partitions still assigned then.
+ *
  * <p>Like the consumer it drives, a processor is for one thread. Call {@link #poll} (or {@link #process} with every
  * poll's records, empty ones included) in the loop: paused partitions are resumed there when their back-off ends.
  *
@@ -69,20 +76,27 @@ public final class KafkaRecordProcessor<K, V, R> {
     private final DeadLetterHandler<K, V> deadLetters;
     private final Duration retryBackoff;
     private final boolean commitOffsets;
+    private final AttemptLimit<K, V> attempts;
     /** Partitions paused after a rewind, with the System.nanoTime at which they may be read again. */
     private final Map<TopicPartition, Long> resumeAt = new HashMap<>();
+    /**
+     * Offsets settled but not committed yet (the commit failed while the member kept its partitions, or the poll
+     * ended in an exception): committed with the next commit, for the partitions still assigned then.
+     */
+    private final Map<TopicPartition, OffsetAndMetadata> uncommitted = new HashMap<>();
 
     private KafkaRecordProcessor(Builder<K, V, R> builder) {
         this.consumer = builder.consumer;
         this.deadLetters = builder.deadLetters;
         this.retryBackoff = builder.retryBackoff;
         this.commitOffsets = builder.commitOffsets;
+        this.attempts = new AttemptLimit<>(builder.maxAttempts);
         RecordKeys<K, V> keys = builder.keys;
         IdempotentConsumer.Builder<ConsumerRecord<K, V>, R> settings = IdempotentConsumer
                 .<ConsumerRecord<K, V>, R>builder(builder.store, keys::keyOf, builder.codec)
                 .lease(builder.lease)
                 .retention(builder.retention)
-                .keepKeyOn(builder.keepKeyOn);
+                .keepKeyOn(attempts.keepKeyOn(builder.keepKeyOn));
         if (builder.fingerprint != null) {
             settings.fingerprint(builder.fingerprint);
         }
@@ -106,7 +120,8 @@ public final class KafkaRecordProcessor<K, V, R> {
      * @param store where the records' keys are claimed
      * @param codec how handler results are stored for replay ({@link ResultCodec#none()} for none)
      * @return a builder with the defaults: keys from the {@value RecordKeys#DEFAULT_HEADER} header, a 30 s lease,
-     *     1 day retention, no failure kept, a 1 s retry back-off, offsets committed by the processor
+     *     1 day retention, no failure kept, no attempt limit, a 1 s retry back-off, offsets committed by the
+     *     processor
      */
     public static <K, V, R> Builder<K, V, R> builder(Consumer<K, V> consumer, DedupStore store,
             ResultCodec<R> codec) {
@@ -140,21 +155,65 @@ public final class KafkaRecordProcessor<K, V, R> {
         Objects.requireNonNull(records, "records");
         Objects.requireNonNull(handler, "handler");
         resumeDue();
+        attempts.forgetUnassigned(consumer::assignment);
+        MessageHandler<? super ConsumerRecord<K, V>, ? extends R> counted = attempts.counting(handler);
         List<RecordOutcome<K, V, R>> outcomes = new ArrayList<>(records.count());
         Map<TopicPartition, OffsetAndMetadata> offsets = new LinkedHashMap<>();
         Map<TopicPartition, Long> rewound = new LinkedHashMap<>();
-        for (TopicPartition partition : records.partitions()) {
-            List<ConsumerRecord<K, V>> batch = records.records(partition);
-            long next = processPartition(batch, handler, outcomes);
-            if (next > batch.get(0).offset()) {
-                offsets.put(partition, new OffsetAndMetadata(next));
+        Map<TopicPartition, Long> unsettled = firstOffsets(records);
+        try {
+            for (TopicPartition partition : records.partitions()) {
+                List<ConsumerRecord<K, V>> batch = records.records(partition);
+                long next = processPartition(partition, batch, counted, outcomes, unsettled);
+                unsettled.remove(partition);
+                if (next > batch.get(0).offset()) {
+                    offsets.put(partition, new OffsetAndMetadata(next));
+                }
+                if (next <= batch.get(batch.size() - 1).offset()) {
+                    rewind(partition, next);
+                    rewound.put(partition, next);
+                }
             }
-            if (next <= batch.get(batch.size() - 1).offset()) {
-                rewind(partition, next);
-                rewound.put(partition, next);
+        } catch (Throwable failure) {
+            abandon(records, unsettled, offsets, failure);
+            throw failure;
+        }
+        Map<TopicPartition, OffsetAndMetadata> toCommit = withUncommitted(offsets);
+        return new PollResult<>(outcomes, toCommit, rewound, commit(toCommit));
+    }
+
+    /** The offset of each partition's first record: none is settled yet. */
+    private static Map<TopicPartition, Long> firstOffsets(ConsumerRecords<?, ?> records) {
+        Map<TopicPartition, Long> first = new HashMap<>();
+        for (TopicPartition partition : records.partitions()) {
+            first.put(partition, records.records(partition).get(0).offset());
+        }
+        return first;
+    }
+
+    /**
+     * After an exception mid-poll (an {@link Error} from the handler, the key function or the dead-letter handler):
+     * the consumer's position is past every record of the poll, so each partition not walked to its end is sought
+     * back to its first unsettled record, or the caller's next poll would skip them and a later commit pass them.
+     * What was settled is committed with the next commit.
+     */
+    private void abandon(ConsumerRecords<K, V> records, Map<TopicPartition, Long> unsettled,
+            Map<TopicPartition, OffsetAndMetadata> settled, Throwable failure) {
+        for (Map.Entry<TopicPartition, Long> entry : unsettled.entrySet()) {
+            TopicPartition partition = entry.getKey();
+            long offset = entry.getValue();
+            try {
+                seekBack(partition, offset, false);
+            } catch (RuntimeException e) {
+                failure.addSuppressed(e);
+            }
+            if (offset > records.records(partition).get(0).offset()) {
+                settled.put(partition, new OffsetAndMetadata(offset));
             }
         }
-        return new PollResult<>(outcomes, offsets, rewound, commit(offsets));
+        if (commitOffsets) {
+            uncommitted.putAll(settled);
+        }
     }
 
     /**
@@ -163,8 +222,9 @@ public final class KafkaRecordProcessor<K, V, R> {
      * @return the offset the partition may be committed to: the first record that must come again, or the one after
      *     the last record
      */
-    private long processPartition(List<ConsumerRecord<K, V>> batch,
-            MessageHandler<? super ConsumerRecord<K, V>, ? extends R> handler, List<RecordOutcome<K, V, R>> outcomes) {
+    private long processPartition(TopicPartition partition, List<ConsumerRecord<K, V>> batch,
+            MessageHandler<? super ConsumerRecord<K, V>, ? extends R> handler, List<RecordOutcome<K, V, R>> outcomes,
+            Map<TopicPartition, Long> unsettled) {
         List<ProcessingOutcome<R>> results = idempotent.processInOrder(batch, handler);
         long next = batch.get(0).offset();
         for (int i = 0; i < results.size(); i++) {
@@ -174,7 +234,9 @@ public final class KafkaRecordProcessor<K, V, R> {
             if (disposition == Disposition.REDELIVER) {
                 return record.offset();
             }
+            attempts.settled(partition, record.offset());
             next = record.offset() + 1;
+            unsettled.put(partition, next);
         }
         return next;
     }
@@ -226,16 +288,25 @@ public final class KafkaRecordProcessor<K, V, R> {
 
     /** Reads the partition again from {@code offset}, after the retry back-off. */
     private void rewind(TopicPartition partition, long offset) {
+        if (seekBack(partition, offset, true)) {
+            resumeAt.put(partition, System.nanoTime() + retryBackoff.toNanos());
+        }
+    }
+
+    /** Seeks {@code partition} back to {@code offset}, and pauses it if asked; false when it is no longer held. */
+    private boolean seekBack(TopicPartition partition, long offset, boolean pause) {
         try {
             consumer.seek(partition, offset);
-            consumer.pause(Set.of(partition));
+            if (pause) {
+                consumer.pause(Set.of(partition));
+            }
+            return true;
         } catch (IllegalStateException revoked) {
             // The group took the partition away while its records ran (the consumer-group protocol revokes on a
             // background thread): nothing past the record was committed, so its new owner reads it again.
-            log.debug("partition {} was revoked before it could be rewound to {}", partition, offset);
-            return;
+            log.debug("partition {} was revoked before it could be sought back to {}", partition, offset);
+            return false;
         }
-        resumeAt.put(partition, System.nanoTime() + retryBackoff.toNanos());
     }
 
     private void resumeDue() {
@@ -255,16 +326,38 @@ public final class KafkaRecordProcessor<K, V, R> {
         }
     }
 
+    /** This poll's offsets, after those an earlier commit left for the partitions still assigned. */
+    private Map<TopicPartition, OffsetAndMetadata> withUncommitted(Map<TopicPartition, OffsetAndMetadata> offsets) {
+        if (!commitOffsets || uncommitted.isEmpty()) {
+            return offsets;
+        }
+        // A revoked partition's new owner reads from its last commit, and commits for itself.
+        uncommitted.keySet().retainAll(consumer.assignment());
+        Map<TopicPartition, OffsetAndMetadata> merged = new LinkedHashMap<>(uncommitted);
+        merged.putAll(offsets);
+        return merged;
+    }
+
     private Optional<KafkaException> commit(Map<TopicPartition, OffsetAndMetadata> offsets) {
         if (!commitOffsets || offsets.isEmpty()) {
             return Optional.empty();
         }
+        // Kept until the commit succeeds: a commit that throws (a timeout, a wakeup) is tried again next time.
+        uncommitted.putAll(offsets);
         try {
             consumer.commitSync(offsets);
+            uncommitted.clear();
             return Optional.empty();
-        } catch (CommitFailedException | RebalanceInProgressException e) {
-            // The group moved the partitions: their new owner reads from the last commit and finds these records
-            // already processed, so nothing is lost or doubled.
+        } catch (RebalanceInProgressException | RetriableCommitFailedException e) {
+            // The member keeps the partitions it is not asked to give back (cooperative rebalancing): the next poll
+            // completes the rebalance, and the next commit stores these offsets for the ones it still holds.
+            log.info("could not commit {} during a rebalance ({}); committing them with the next poll", offsets,
+                    e.getClass().getSimpleName());
+            return Optional.of(e);
+        } catch (CommitFailedException e) {
+            // The member left the group: its partitions' new owners read from the last commit and find these
+            // records already processed, so nothing is lost or doubled.
+            uncommitted.clear();
             log.warn("could not commit {} after processing; the records will come again, as already processed",
                     offsets, e);
             return Optional.of(e);
@@ -292,6 +385,7 @@ public final class KafkaRecordProcessor<K, V, R> {
         private DeadLetterHandler<K, V> deadLetters;
         private Duration retryBackoff = Duration.ofSeconds(1);
         private boolean commitOffsets = true;
+        private int maxAttempts = AttemptLimit.UNLIMITED;
 
         private Builder(Consumer<K, V> consumer, DedupStore store, ResultCodec<R> codec) {
             this.consumer = Objects.requireNonNull(consumer, "consumer");
@@ -407,6 +501,26 @@ public final class KafkaRecordProcessor<K, V, R> {
                 throw new IllegalArgumentException("backoff must not be negative, but was " + backoff);
             }
             this.retryBackoff = backoff;
+            return this;
+        }
+
+        /**
+         * How many times the handler may fail on one record (default: no limit). The failure of the last attempt is
+         * kept as final, as {@link #keepKeyOn} would keep it: the key is stored as failed, the record goes to the
+         * dead letters ({@link DeadLetter.Reason#FAILED}) and is committed past. Only a handler that ran and threw an
+         * exception counts: a store failure before it ran, a record held elsewhere or an {@link Error} does not. The
+         * count is kept in memory by this processor, per partition: a restart, or a rebalance that takes the
+         * partition away, starts it again.
+         *
+         * @param maxAttempts 1 (a failure is final at once) or more
+         * @return this builder
+         * @throws IllegalArgumentException when {@code maxAttempts} is below 1
+         */
+        public Builder<K, V, R> maxAttempts(int maxAttempts) {
+            if (maxAttempts < 1) {
+                throw new IllegalArgumentException("maxAttempts must be at least 1, but was " + maxAttempts);
+            }
+            this.maxAttempts = maxAttempts;
             return this;
         }
 

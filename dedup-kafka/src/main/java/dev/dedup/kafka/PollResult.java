@@ -18,10 +18,13 @@ import org.apache.kafka.common.TopicPartition;
  * @param outcomes one entry per record walked, partition by partition in each partition's order; records after a
  *     partition's first {@link RecordOutcome.Disposition#REDELIVER} are not listed (they come again)
  * @param offsets the offsets committed, or to commit when the processor leaves commits to the caller: per partition,
- *     the offset of the first record that must come again, else the one after the last record
+ *     the offset of the first record that must come again, else the one after the last record; with the offsets
+ *     settled before and not committed yet, for the partitions still assigned
  * @param rewound the partitions sought back, with the offset they will be read from again
- * @param commitFailure the commit's failure when the group took the partitions away meanwhile; the records then come
- *     again to their new owner, which finds them already processed
+ * @param commitFailure the commit's failure: during a rebalance ({@code RebalanceInProgressException}), the offsets
+ *     are committed with the next poll's commit for the partitions still assigned then; when the member left the
+ *     group ({@code CommitFailedException}), the records come again to their new owner, which finds them already
+ *     processed
  */
 public record PollResult<K, V, R>(List<RecordOutcome<K, V, R>> outcomes, Map<TopicPartition, OffsetAndMetadata> offsets,
         Map<TopicPartition, Long> rewound, Optional<KafkaException> commitFailure) {

@@ -109,6 +109,11 @@ final class KafkaTestSupport {
 
     /** A consumer that never commits on its own, reading a new group from the start. */
     static KafkaConsumer<String, String> consumer(String group, int maxPollRecords) {
+        return consumer(group, maxPollRecords, Map.of());
+    }
+
+    /** {@link #consumer(String, int)} with {@code overrides} on top. */
+    static KafkaConsumer<String, String> consumer(String group, int maxPollRecords, Map<String, Object> overrides) {
         Map<String, Object> config = new HashMap<>();
         config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
         config.put(ConsumerConfig.GROUP_ID_CONFIG, group);
@@ -117,6 +122,7 @@ final class KafkaTestSupport {
         config.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, maxPollRecords);
         // The new group protocol: a member that joins or leaves moves only the partitions it takes or gives back.
         config.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "consumer");
+        config.putAll(overrides);
         return new KafkaConsumer<>(config, new StringDeserializer(), new StringDeserializer());
     }
 

@@ -188,6 +188,137 @@ class OffsetsOnKafkaTest {
     }
 
     @Test
+    @DisplayName("an Error from the handler mid-batch: the partition is sought back, every record runs once, and no"
+            + " commit passes a record that never ran")
+    void errorFromTheHandlerSeeksBack() throws Exception {
+        AtomicInteger errors = new AtomicInteger();
+        var processor = processor().build();
+        dev.dedup.MessageHandler<ConsumerRecord<String, String>, String> buggyOnce = record -> {
+            if (record.value().equals("v2") && errors.getAndIncrement() == 0) {
+                throw new AssertionError("a bug in the handler");
+            }
+            return handle(record);
+        };
+
+        for (int i = 0; i < 100 && committed(group, topic).getOrDefault(0, 0L) < 6; i++) {
+            try {
+                processor.poll(Duration.ofMillis(200), buggyOnce);
+            } catch (Throwable e) {     // the user's loop survives the Error and polls again
+                assertThat(e).isInstanceOf(AssertionError.class);
+                send(producer, topic, 0, "m5", "v5");     // a record after the batch, as traffic goes on
+            }
+            assertThat(committed(group, topic).getOrDefault(0, 0L)).as("committed offset, never past a record that"
+                    + " never ran (handled: %s)", handled).isLessThanOrEqualTo(firstUnhandled());
+        }
+
+        assertThat(errors).hasValue(2);
+        assertThat(handled).containsExactly("v0", "v1", "v2", "v3", "v4", "v5");
+        assertThat(committed(group, topic)).isEqualTo(Map.of(0, 6L));
+    }
+
+    @Test
+    @DisplayName("an Error from the dead-letter handler: the partition is sought back to that record, which is"
+            + " dead-lettered on the next poll; the records after it ran once")
+    void errorFromTheDeadLetterHandlerSeeksBack() throws Exception {
+        AtomicInteger deadLetterCalls = new AtomicInteger();
+        var processor = processor().keepKeyOn(e -> true).deadLetters(letter -> {
+            if (deadLetterCalls.incrementAndGet() == 1) {
+                throw new StackOverflowError("a bug in the dead-letter handler");
+            }
+            deadLetters.add(letter);
+        }).build();
+        dev.dedup.MessageHandler<ConsumerRecord<String, String>, String> rejectingV1 = record -> {
+            if (record.value().equals("v1")) {
+                throw new IllegalStateException("declined");
+            }
+            return handle(record);
+        };
+
+        long errors = 0;
+        for (int i = 0; i < 100 && committed(group, topic).getOrDefault(0, 0L) < 5; i++) {
+            try {
+                processor.poll(Duration.ofMillis(200), rejectingV1);
+            } catch (StackOverflowError e) {
+                errors++;
+            }
+            assertThat(committed(group, topic).getOrDefault(0, 0L)).as("never past the record not dead-lettered")
+                    .isLessThanOrEqualTo(deadLetters.isEmpty() ? 1L : 5L);
+        }
+
+        assertThat(errors).isEqualTo(1);
+        assertThat(deadLetters).extracting(letter -> letter.record().value()).containsExactly("v1");
+        assertThat(handled).containsExactly("v0", "v2", "v3", "v4");
+        assertThat(committed(group, topic)).isEqualTo(Map.of(0, 5L));
+    }
+
+    @Test
+    @DisplayName("maxAttempts: a record whose handler always fails runs that many times, then is dead-lettered as"
+            + " FAILED and committed past; its republish is AlreadyFailed")
+    void maxAttemptsDeadLettersTheRecord() throws Exception {
+        AtomicInteger attemptsOnV1 = new AtomicInteger();
+        var processor = processor().maxAttempts(3).build();
+        dev.dedup.MessageHandler<ConsumerRecord<String, String>, String> alwaysFailingV1 = record -> {
+            if (record.value().equals("v1")) {
+                attemptsOnV1.incrementAndGet();
+                throw new IllegalArgumentException("a bug that no retry fixes");
+            }
+            return handle(record);
+        };
+
+        drainTo(processor, 5, alwaysFailingV1);
+        send(producer, topic, 0, "m1", "v1-again");
+        drainTo(processor, 6, alwaysFailingV1);
+
+        assertThat(attemptsOnV1).hasValue(3);
+        assertThat(handled).containsExactly("v0", "v2", "v3", "v4");
+        assertThat(deadLetters).extracting(DeadLetter::reason)
+                .containsExactly(DeadLetter.Reason.FAILED, DeadLetter.Reason.ALREADY_FAILED);
+        assertThat(deadLetters.get(0).cause()).containsInstanceOf(IllegalArgumentException.class);
+        assertThat(deadLetters.get(1).error()).hasValueSatisfying(error -> assertThat(error).contains("no retry"));
+    }
+
+    @Test
+    @DisplayName("maxAttempts: a store failure before the handler ran is not an attempt")
+    void storeFailureIsNotAnAttempt() throws Exception {
+        WatchedStore watched = new WatchedStore(store);
+        var processor = KafkaRecordProcessor.builder(consumer, watched, ResultCodec.utf8())
+                .retryBackoff(Duration.ofMillis(100))
+                .deadLetters(deadLetters::add)
+                .maxAttempts(2)
+                .build();
+        AtomicInteger attemptsOnV1 = new AtomicInteger();
+        dev.dedup.MessageHandler<ConsumerRecord<String, String>, String> failingV1Once = record -> {
+            if (record.value().equals("v1") && attemptsOnV1.incrementAndGet() == 1) {
+                throw new IllegalArgumentException("temporary");
+            }
+            return handle(record);
+        };
+
+        watched.kill();
+        int storeFailures = 0;
+        for (int i = 0; i < 100 && storeFailures < 3; i++) {
+            storeFailures += (int) processor.poll(Duration.ofMillis(200), failingV1Once)
+                    .count(ProcessingOutcome.Failed.class);
+        }
+        assertThat(storeFailures).as("claims that failed in the store").isEqualTo(3);
+        watched.revive();
+        drainTo(processor, 5, failingV1Once);
+
+        assertThat(attemptsOnV1).hasValue(2);
+        assertThat(handled).containsExactly("v0", "v1", "v2", "v3", "v4");
+        assertThat(deadLetters).isEmpty();
+    }
+
+    /** The offset of the first record (v0 is at 0, v1 at 1, ...) whose handler has not run. */
+    private long firstUnhandled() {
+        long offset = 0;
+        while (handled.contains("v" + offset)) {
+            offset++;
+        }
+        return offset;
+    }
+
+    @Test
     @DisplayName("commitOffsets(false): nothing is committed, the offsets are returned for the caller to commit")
     void callerCommits() throws Exception {
         var processor = processor().commitOffsets(false).build();

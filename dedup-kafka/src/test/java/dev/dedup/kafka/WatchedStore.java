@@ -46,6 +46,11 @@ final class WatchedStore implements DedupStore {
         killed = true;
     }
 
+    /** Lets calls through again after {@link #kill()}, as a store that comes back after an outage. */
+    void revive() {
+        killed = false;
+    }
+
     /** Completions refused after the kill: the handler's effect happened, its completion never reached the store. */
     int refusedCompletions() {
         return refusedCompletions.get();

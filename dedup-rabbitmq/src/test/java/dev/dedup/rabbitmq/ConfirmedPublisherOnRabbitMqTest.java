@@ -139,17 +139,32 @@ class ConfirmedPublisherOnRabbitMqTest {
     }
 
     @Test
-    void aChannelClosedByTheBrokerFailsAsChannelClosedWithoutCredentials() {
+    void aChannelClosedByTheBrokerFailsAsChannelClosedAndTheNextPublishGoesOnANewChannel() throws Exception {
         // Publishing to a missing exchange makes the broker close the channel (404) instead of confirming.
         assertThatThrownBy(() -> publisher.publish(RabbitTestBroker.unique("missing"), "anything", null, BODY))
                 .isInstanceOfSatisfying(PublishException.class, e -> {
                     assertThat(e.reason()).isEqualTo(PublishException.Reason.CHANNEL_CLOSED);
+                    assertThat(e).hasMessageContaining("404");
                     assertThat(e.getMessage()).doesNotContain("guest");
                 });
+        assertThat(publisher.isOpen()).as("a channel-level error is not the publisher's end").isTrue();
+
+        String id = publisher.publish("", queue, null, BODY);
+
+        GetResponse stored = admin.basicGet(queue, true);
+        assertThat(stored.getProps().getMessageId()).isEqualTo(id);
+    }
+
+    @Test
+    void aPublisherWhoseConnectionClosedStaysClosed() throws Exception {
+        connection.close();
+
         assertThat(publisher.isOpen()).isFalse();
         assertThatThrownBy(() -> publisher.publish("", queue, null, BODY))
                 .isInstanceOfSatisfying(PublishException.class,
                         e -> assertThat(e.reason()).isEqualTo(PublishException.Reason.CHANNEL_CLOSED));
+        connection = RabbitTestBroker.connect("test-publisher");    // for tearDown
+        admin = connection.createChannel();
     }
 
     @Test

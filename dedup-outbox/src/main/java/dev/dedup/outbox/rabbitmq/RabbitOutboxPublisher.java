@@ -5,6 +5,7 @@ import dev.dedup.outbox.OutboxEvent;
 import dev.dedup.outbox.OutboxPublishException;
 import dev.dedup.outbox.OutboxPublisher;
 import dev.dedup.rabbitmq.ConfirmedPublisher;
+import dev.dedup.rabbitmq.PublishException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -26,7 +27,8 @@ import java.util.concurrent.ExecutionException;
  * published without waiting between events, and its confirms are awaited together before the next wave. So a
  * batch of distinct keys costs one wait for confirms, not one per event, and an event is never published before the
  * previous event of its key was confirmed: a key's order holds even when a publish fails and is retried. After a
- * wave with a failure, the batch ends; the confirmed events are reported.
+ * wave with a failure, the batch ends; the confirmed events are reported. An event the broker closes the channel over
+ * (a missing exchange) fails alone: the others of its wave are sent again on a new channel.
  */
 public final class RabbitOutboxPublisher implements OutboxPublisher {
     /** AMQP delivery mode 2: the broker writes the message to disk before it confirms it on a durable queue. */
@@ -56,20 +58,36 @@ public final class RabbitOutboxPublisher implements OutboxPublisher {
             }
             List<CompletableFuture<String>> sent = new ArrayList<>(wave.size());
             for (OutboxEvent event : wave) {
-                sent.add(publisher.publishAsync(event.destination(), event.key() == null ? "" : event.key(),
-                        properties(event), event.payload()));
+                sent.add(send(event));
             }
+            List<OutboxEvent> closedOut = new ArrayList<>();
             Exception failure = null;
             for (int i = 0; i < wave.size(); i++) {
-                try {
-                    sent.get(i).get();
+                Exception error = await(sent.get(i));
+                if (error == null) {
                     confirmed.add(wave.get(i).messageId());
-                } catch (ExecutionException e) {
-                    failure = failure == null ? (Exception) e.getCause() : failure;
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    failure = failure == null ? e : failure;
+                } else if (error instanceof InterruptedException) {
+                    failure = failure == null ? error : failure;
                     break;
+                } else if (isChannelClosed(error)) {
+                    closedOut.add(wave.get(i));
+                } else {
+                    failure = failure == null ? error : failure;
+                }
+            }
+            // The broker closes a channel over one event's error (404: no such exchange), and every publish sent after
+            // it on that channel fails with it: so those go again, one at a time, on the new channel the publisher
+            // opens, and only the event at fault fails. Each is its key's only event in the wave: order holds.
+            for (OutboxEvent event : closedOut) {
+                if (Thread.currentThread().isInterrupted()) {
+                    failure = failure == null ? new InterruptedException() : failure;
+                    break;
+                }
+                Exception error = await(send(event));
+                if (error == null) {
+                    confirmed.add(event.messageId());
+                } else {
+                    failure = failure == null ? error : failure;
                 }
             }
             if (failure != null) {
@@ -78,6 +96,28 @@ public final class RabbitOutboxPublisher implements OutboxPublisher {
             }
             waiting = later;
         }
+    }
+
+    private CompletableFuture<String> send(OutboxEvent event) {
+        return publisher.publishAsync(event.destination(), event.key() == null ? "" : event.key(), properties(event),
+                event.payload());
+    }
+
+    /** Waits for a publish's confirm: null once confirmed, else why not. */
+    private static Exception await(CompletableFuture<String> sent) {
+        try {
+            sent.get();
+            return null;
+        } catch (ExecutionException e) {
+            return (Exception) e.getCause();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return e;
+        }
+    }
+
+    private static boolean isChannelClosed(Exception error) {
+        return error instanceof PublishException publish && publish.reason() == PublishException.Reason.CHANNEL_CLOSED;
     }
 
     private static AMQP.BasicProperties properties(OutboxEvent event) {

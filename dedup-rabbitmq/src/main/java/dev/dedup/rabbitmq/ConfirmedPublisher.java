@@ -133,6 +133,9 @@ public final class ConfirmedPublisher implements AutoCloseable {
             current.abort();
             current = ConfirmChannel.open(connection, timeout);
             channel = current;
+            if (closed) {
+                current.close();    // close() ran meanwhile, on the channel this one replaced
+            }
         }
         return current;
     }
@@ -154,9 +157,7 @@ public final class ConfirmedPublisher implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
-        synchronized (publishLock) {
-            channel.close();
-        }
+        channel.close();
     }
 
     private static AMQP.BasicProperties withMessageId(AMQP.BasicProperties properties) {

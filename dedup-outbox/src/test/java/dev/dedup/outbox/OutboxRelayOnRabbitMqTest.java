@@ -99,7 +99,8 @@ class OutboxRelayOnRabbitMqTest {
 
             // The broker closes the channel over the first event (404), which fails every publish after it there.
             assertThatThrownBy(relay::relayOnce).isInstanceOf(OutboxPublishException.class)
-                    .hasMessageContaining("did not confirm 1 of 2").hasCauseInstanceOf(PublishException.class);
+                    .hasMessageContaining("did not confirm 1 of 2").hasMessageContaining("404 NOT_FOUND")
+                    .hasCauseInstanceOf(PublishException.class);
             append(outbox, "", queue, "after");
             assertThatThrownBy(relay::relayOnce).isInstanceOf(OutboxPublishException.class)
                     .hasMessageContaining("did not confirm 1 of 2");

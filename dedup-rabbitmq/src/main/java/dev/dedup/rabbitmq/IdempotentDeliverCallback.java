@@ -4,6 +4,7 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.DeliverCallback;
 import com.rabbitmq.client.Delivery;
 import dev.dedup.DedupStore;
+import dev.dedup.DedupStoreException;
 import dev.dedup.IdempotentConsumer;
 import dev.dedup.MessageHandler;
 import dev.dedup.ProcessingOutcome;
@@ -184,7 +185,10 @@ public final class IdempotentDeliverCallback<R> implements DeliverCallback, Auto
         }
         if (!handlerRan) {
             // The store failed or was closed (at shutdown) before the handler ran: not an attempt of the message's.
-            log.warn("parking key {} without running the handler: {}", failed.key(), failed.cause().toString());
+            // An outage is the store's to report; anything else would repeat unseen.
+            if (!(failed.cause() instanceof DedupStoreException store && store.isRetryable())) {
+                log.warn("parking key {} without running the handler: {}", failed.key(), failed.cause().toString());
+            }
             return new Decision(Settlement.RETRY_LATER, attempts);
         }
         int made = attempts + 1;

@@ -56,40 +56,7 @@ public final class RabbitOutboxPublisher implements OutboxPublisher {
             for (OutboxEvent event : waiting) {
                 (event.key() == null || keysInWave.add(event.key()) ? wave : later).add(event);
             }
-            List<CompletableFuture<String>> sent = new ArrayList<>(wave.size());
-            for (OutboxEvent event : wave) {
-                sent.add(send(event));
-            }
-            List<OutboxEvent> closedOut = new ArrayList<>();
-            Exception failure = null;
-            for (int i = 0; i < wave.size(); i++) {
-                Exception error = await(sent.get(i));
-                if (error == null) {
-                    confirmed.add(wave.get(i).messageId());
-                } else if (error instanceof InterruptedException) {
-                    failure = failure == null ? error : failure;
-                    break;
-                } else if (isChannelClosed(error)) {
-                    closedOut.add(wave.get(i));
-                } else {
-                    failure = failure == null ? error : failure;
-                }
-            }
-            // The broker closes a channel over one event's error (404: no such exchange), and every publish sent after
-            // it on that channel fails with it: so those go again, one at a time, on the new channel the publisher
-            // opens, and only the event at fault fails. Each is its key's only event in the wave: order holds.
-            for (OutboxEvent event : closedOut) {
-                if (Thread.currentThread().isInterrupted()) {
-                    failure = failure == null ? new InterruptedException() : failure;
-                    break;
-                }
-                Exception error = await(send(event));
-                if (error == null) {
-                    confirmed.add(event.messageId());
-                } else {
-                    failure = failure == null ? error : failure;
-                }
-            }
+            Exception failure = publishWave(wave, confirmed);
             if (failure != null) {
                 throw new OutboxPublishException("RabbitMQ did not confirm " + (events.size() - confirmed.size())
                         + " of " + events.size() + " events: " + failure.getMessage(), confirmed, failure);
@@ -98,22 +65,54 @@ public final class RabbitOutboxPublisher implements OutboxPublisher {
         }
     }
 
+    /** Publishes a wave, then awaits its confirms: adds the confirmed ids, returns the first failure or null. */
+    private Exception publishWave(List<OutboxEvent> wave, Set<String> confirmed) {
+        List<CompletableFuture<String>> sent = new ArrayList<>(wave.size());
+        for (OutboxEvent event : wave) {
+            sent.add(send(event));
+        }
+        List<OutboxEvent> closedOut = new ArrayList<>();
+        Exception failure = awaitConfirms(wave, sent, confirmed, closedOut);
+        // The broker closes a channel over one event's error (404: no such exchange), and every publish sent after
+        // it on that channel fails with it: so those go again, one at a time, on the new channel the publisher
+        // opens, and only the event at fault fails. Each is its key's only event in the wave: order holds.
+        for (int i = 0; i < closedOut.size() && !(failure instanceof InterruptedException); i++) {
+            OutboxEvent event = closedOut.get(i);
+            Exception error = awaitConfirms(List.of(event), List.of(send(event)), confirmed, null);
+            failure = failure == null || error instanceof InterruptedException ? error : failure;
+        }
+        return failure;
+    }
+
     private CompletableFuture<String> send(OutboxEvent event) {
         return publisher.publishAsync(event.destination(), event.key() == null ? "" : event.key(), properties(event),
                 event.payload());
     }
 
-    /** Waits for a publish's confirm: null once confirmed, else why not. */
-    private static Exception await(CompletableFuture<String> sent) {
-        try {
-            sent.get();
-            return null;
-        } catch (ExecutionException e) {
-            return (Exception) e.getCause();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return e;
+    /**
+     * Awaits each publish's confirm and adds the confirmed ids. A failure because the channel closed goes to
+     * {@code closedOut} when one is given; returns the first other failure, or null. Stops at an interrupt.
+     */
+    private static Exception awaitConfirms(List<OutboxEvent> events, List<CompletableFuture<String>> sent,
+            Set<String> confirmed, List<OutboxEvent> closedOut) {
+        Exception failure = null;
+        for (int i = 0; i < events.size(); i++) {
+            try {
+                sent.get(i).get();
+                confirmed.add(events.get(i).messageId());
+            } catch (ExecutionException e) {
+                Exception error = (Exception) e.getCause();
+                if (closedOut != null && isChannelClosed(error)) {
+                    closedOut.add(events.get(i));
+                } else if (failure == null) {
+                    failure = error;
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return e;
+            }
         }
+        return failure;
     }
 
     private static boolean isChannelClosed(Exception error) {

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -153,6 +154,21 @@ class ConfirmedPublisherOnRabbitMqTest {
 
         GetResponse stored = admin.basicGet(queue, true);
         assertThat(stored.getProps().getMessageId()).isEqualTo(id);
+    }
+
+    @Test
+    void onARecoveringConnectionTooAChannelLevelErrorIsFollowedByANewChannel() throws Exception {
+        ConnectionFactory recovering = RabbitTestBroker.factory();
+        recovering.setAutomaticRecoveryEnabled(true);
+        try (Connection connection = recovering.newConnection("test-recovering-publisher");
+                ConfirmedPublisher onIt = ConfirmedPublisher.open(connection, Duration.ofSeconds(10))) {
+            assertThatThrownBy(() -> onIt.publish(RabbitTestBroker.unique("missing"), "anything", null, BODY))
+                    .isInstanceOf(PublishException.class);
+
+            String id = onIt.publish("", queue, null, BODY);
+
+            assertThat(admin.basicGet(queue, true).getProps().getMessageId()).isEqualTo(id);
+        }
     }
 
     @Test

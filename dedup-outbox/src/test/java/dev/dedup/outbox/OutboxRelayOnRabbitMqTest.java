@@ -83,4 +83,49 @@ class OutboxRelayOnRabbitMqTest {
             outbox.dropSchema(null);
         }
     }
+    @Test
+    @DisplayName("an event for a missing exchange fails on its own; events beside and after it are published")
+    void anEventForAMissingExchangeDoesNotStopTheRelay() throws Exception {
+        Outbox outbox = Outbox.builder(pool).table(unique("outbox")).build();
+        outbox.createSchema();
+        String queue = unique("outbox-queue");
+        try (com.rabbitmq.client.Connection rabbit = OutboxTestSupport.rabbitFactory().newConnection("outbox-test");
+                ConfirmedPublisher confirmed = ConfirmedPublisher.open(rabbit, Duration.ofSeconds(10))) {
+            Channel channel = rabbit.createChannel();
+            channel.queueDeclare(queue, false, false, true, null);
+            OutboxRelay relay = OutboxRelay.builder(outbox, new RabbitOutboxPublisher(confirmed)).build();
+            append(outbox, unique("missing-exchange"), "orders", "lost");
+            append(outbox, "", queue, "beside");      // the default exchange routes by queue name: the key
+
+            // The broker closes the channel over the first event (404), which fails every publish after it there.
+            assertThatThrownBy(relay::relayOnce).isInstanceOf(OutboxPublishException.class)
+                    .hasMessageContaining("did not confirm 1 of 2").hasMessageContaining("404 NOT_FOUND")
+                    .hasCauseInstanceOf(PublishException.class);
+            append(outbox, "", queue, "after");
+            assertThatThrownBy(relay::relayOnce).isInstanceOf(OutboxPublishException.class)
+                    .hasMessageContaining("did not confirm 1 of 2");
+
+            assertThat(bodies(channel, queue)).containsExactly("beside", "after");
+            assertThat(outbox.pendingCount()).as("only the event for the missing exchange").isEqualTo(1);
+        } finally {
+            outbox.dropSchema(null);
+        }
+    }
+
+    private static void append(Outbox outbox, String exchange, String key, String body) throws Exception {
+        try (Connection tx = pool.getConnection()) {
+            tx.setAutoCommit(false);
+            outbox.append(tx, exchange, key, utf8(body), Map.of());
+            tx.commit();
+        }
+    }
+
+    private static List<String> bodies(Channel channel, String queue) throws Exception {
+        List<String> bodies = new ArrayList<>();
+        for (GetResponse message = channel.basicGet(queue, true); message != null;
+                message = channel.basicGet(queue, true)) {
+            bodies.add(new String(message.getBody(), StandardCharsets.UTF_8));
+        }
+        return bodies;
+    }
 }

@@ -1,20 +1,14 @@
 package dev.dedup.rabbitmq;
 
 import com.rabbitmq.client.AMQP;
-import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
-import com.rabbitmq.client.Return;
 import com.rabbitmq.client.ShutdownSignalException;
 import java.io.IOException;
 import java.time.Duration;
-import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentNavigableMap;
-import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
@@ -31,29 +25,22 @@ import java.util.concurrent.TimeoutException;
  * <p>Thread-safe: publishes from several threads share the channel, each waiting for its own confirm only.
  */
 public final class ConfirmedPublisher implements AutoCloseable {
-    /** One publish awaiting its confirm; {@code returned} is set by a basic.return, which precedes the ack. */
-    private static final class Pending {
-        final String messageId;
-        final CompletableFuture<Void> confirmed = new CompletableFuture<>();
-        volatile boolean returned;
-
-        Pending(String messageId) {
-            this.messageId = messageId;
-        }
-    }
-
-    private final Channel channel;
+    private final Connection connection;
     private final Duration timeout;
-    private final ConcurrentNavigableMap<Long, Pending> pending = new ConcurrentSkipListMap<>();
     private final Object publishLock = new Object();
+    private volatile ConfirmChannel channel;
+    private volatile boolean closed;
 
-    private ConfirmedPublisher(Channel channel, Duration timeout) {
-        this.channel = channel;
+    private ConfirmedPublisher(Connection connection, Duration timeout, ConfirmChannel channel) {
+        this.connection = connection;
         this.timeout = timeout;
+        this.channel = channel;
     }
 
     /**
-     * Opens a publisher on a new channel of {@code connection}.
+     * Opens a publisher on a new channel of {@code connection}. When the broker closes that channel over an error of
+     * the channel's own (a publish to a missing exchange: 404), the next publish opens another; when the connection
+     * fails, its automatic recovery, if enabled, reopens the channel.
      *
      * @param connection an open connection; closing the publisher closes only its own channel
      * @param timeout how long {@link #publish} waits for a confirm, from 1 ms to 10 minutes
@@ -66,17 +53,7 @@ public final class ConfirmedPublisher implements AutoCloseable {
         if (timeout.toMillis() < 1 || timeout.compareTo(Duration.ofMinutes(10)) > 0) {
             throw new IllegalArgumentException("timeout must be from 1 ms to 10 minutes, but was " + timeout);
         }
-        Channel channel = connection.createChannel();
-        if (channel == null) {
-            throw new IOException("the connection has no channel number left");
-        }
-        ConfirmedPublisher publisher = new ConfirmedPublisher(channel, timeout);
-        channel.addReturnListener(publisher::onReturn);
-        channel.addConfirmListener((tag, multiple) -> publisher.settle(tag, multiple, null),
-                (tag, multiple) -> publisher.settle(tag, multiple, PublishException.Reason.NACKED));
-        channel.addShutdownListener(publisher::onShutdown);
-        channel.confirmSelect();
-        return publisher;
+        return new ConfirmedPublisher(connection, timeout, ConfirmChannel.open(connection, timeout));
     }
 
     /**
@@ -123,26 +100,20 @@ public final class ConfirmedPublisher implements AutoCloseable {
         Objects.requireNonNull(body, "body");
         AMQP.BasicProperties sent = withMessageId(properties == null ? new AMQP.BasicProperties() : properties);
         String messageId = sent.getMessageId();
-        Pending publish = new Pending(messageId);
-        long sequence;
+        CompletableFuture<Void> confirmed;
         synchronized (publishLock) {
-            // Registered before the publish, so a confirm can never arrive for a sequence number not yet known.
-            sequence = channel.getNextPublishSeqNo();
-            pending.put(sequence, publish);
             try {
-                channel.basicPublish(exchange, routingKey, true, sent, body);
+                confirmed = channel().publish(exchange, routingKey, sent, body);
             } catch (IOException | ShutdownSignalException e) {
-                pending.remove(sequence);
                 return CompletableFuture.failedFuture(
                         failure(PublishException.Reason.CHANNEL_CLOSED, messageId, exchange, routingKey, e));
             }
         }
-        return publish.confirmed.orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS).handle((confirmed, error) -> {
+        return confirmed.handle((ok, error) -> {
             if (error == null) {
                 return messageId;
             }
-            pending.remove(sequence);
-            if (error instanceof ReasonCarrier carrier) {
+            if (error instanceof ConfirmChannel.Failure carrier) {
                 throw failure(carrier.reason, messageId, exchange, routingKey, carrier.getCause());
             }
             PublishException.Reason reason = error instanceof TimeoutException ? PublishException.Reason.TIMED_OUT
@@ -153,12 +124,31 @@ public final class ConfirmedPublisher implements AutoCloseable {
     }
 
     /**
-     * Whether the publisher's channel is still open.
+     * The channel to publish on: a new one when the broker closed the last over an error of its own. After a
+     * connection-level error the same one, which the connection's recovery reopens in place (or nothing does).
+     */
+    private ConfirmChannel channel() throws IOException {
+        ConfirmChannel current = channel;
+        if (!closed && !current.isOpen() && current.closedByChannelError()) {
+            current.abort();
+            current = ConfirmChannel.open(connection, timeout);
+            channel = current;
+            if (closed) {
+                current.close();    // close() ran meanwhile, on the channel this one replaced
+            }
+        }
+        return current;
+    }
+
+    /**
+     * Whether the publisher can still publish: its channel is open, or was closed over an error of its own and the
+     * next publish opens another.
      *
-     * @return false once the channel or its connection closed
+     * @return false once {@link #close()}d, or once the connection closed
      */
     public boolean isOpen() {
-        return channel.isOpen();
+        ConfirmChannel current = channel;
+        return !closed && (current.isOpen() || current.closedByChannelError() && connection.isOpen());
     }
 
     /**
@@ -166,13 +156,8 @@ public final class ConfirmedPublisher implements AutoCloseable {
      */
     @Override
     public void close() {
-        try {
-            if (channel.isOpen()) {
-                channel.close();
-            }
-        } catch (IOException | TimeoutException | ShutdownSignalException e) {
-            // Closing an already failing channel: the shutdown listener has failed every waiting publish.
-        }
+        closed = true;
+        channel.close();
     }
 
     private static AMQP.BasicProperties withMessageId(AMQP.BasicProperties properties) {
@@ -183,70 +168,30 @@ public final class ConfirmedPublisher implements AutoCloseable {
         return properties.builder().messageId(UUID.randomUUID().toString()).build();
     }
 
-    private void onReturn(int replyCode, String replyText, String exchange, String routingKey,
-            AMQP.BasicProperties properties, byte[] body) {
-        String id = properties.getMessageId();
-        // Returns arrive in publish order, so the first unmarked publish of this id is the returned one.
-        for (Pending candidate : pending.values()) {
-            if (candidate.messageId.equals(id) && !candidate.returned) {
-                candidate.returned = true;
-                return;
-            }
-        }
-    }
-
-    private void settle(long tag, boolean multiple, PublishException.Reason failure) {
-        Map<Long, Pending> settled = multiple ? pending.headMap(tag, true) : subMapOf(tag);
-        for (Map.Entry<Long, Pending> entry : settled.entrySet()) {
-            Pending publish = pending.remove(entry.getKey());
-            if (publish == null) {
-                continue;
-            }
-            PublishException.Reason reason = failure != null ? failure
-                    : publish.returned ? PublishException.Reason.UNROUTABLE : null;
-            if (reason == null) {
-                publish.confirmed.complete(null);
-            } else {
-                publish.confirmed.completeExceptionally(new ReasonCarrier(reason, null));
-            }
-        }
-    }
-
-    private Map<Long, Pending> subMapOf(long tag) {
-        return pending.subMap(tag, true, tag, true);
-    }
-
-    private void onShutdown(ShutdownSignalException cause) {
-        for (Long sequence : pending.keySet()) {
-            Pending publish = pending.remove(sequence);
-            if (publish != null) {
-                publish.confirmed.completeExceptionally(
-                        new ReasonCarrier(PublishException.Reason.CHANNEL_CLOSED, cause));
-            }
-        }
-    }
-
     private static PublishException failure(PublishException.Reason reason, String messageId, String exchange,
             String routingKey, Throwable cause) {
         String what = switch (reason) {
             case NACKED -> "the broker refused it (basic.nack)";
             case UNROUTABLE -> "no queue is bound for it: it was returned, not stored";
             case TIMED_OUT -> "no confirm arrived in time; the broker may or may not have stored it";
-            case CHANNEL_CLOSED -> "the channel closed before the confirm; the broker may or may not have stored it";
+            case CHANNEL_CLOSED -> "the channel closed before the confirm" + brokerReply(cause)
+                    + "; the broker may or may not have stored it";
             case INTERRUPTED -> "interrupted while waiting for the confirm; the broker may or may not have stored it";
         };
         return new PublishException(reason, messageId, "publish of message-id " + messageId + " to exchange '"
                 + exchange + "' with routing key '" + routingKey + "' failed: " + what, cause);
     }
 
-    /** Carries the reason through the future; never thrown to the caller. */
-    private static final class ReasonCarrier extends Exception {
-        private static final long serialVersionUID = 1L;
-        private final transient PublishException.Reason reason;
-
-        ReasonCarrier(PublishException.Reason reason, Throwable cause) {
-            super(reason.name(), cause, false, false);
-            this.reason = reason;
+    /** Why the broker closed the channel or connection, as it said it ("404 NOT_FOUND - no exchange ..."), or "". */
+    private static String brokerReply(Throwable cause) {
+        if (cause instanceof ShutdownSignalException signal && !signal.isInitiatedByApplication()) {
+            if (signal.getReason() instanceof AMQP.Channel.Close close) {
+                return " (" + close.getReplyCode() + " " + close.getReplyText() + ")";
+            }
+            if (signal.getReason() instanceof AMQP.Connection.Close close) {
+                return " (" + close.getReplyCode() + " " + close.getReplyText() + ")";
+            }
         }
+        return "";
     }
 }

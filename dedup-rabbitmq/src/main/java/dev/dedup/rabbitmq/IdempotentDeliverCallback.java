@@ -15,6 +15,7 @@ import java.util.Objects;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,7 +31,8 @@ import org.slf4j.LoggerFactory;
  *   <tr><td>{@code LeaseLost}</td><td>ack, counted and logged</td></tr>
  *   <tr><td>{@code InProgressElsewhere}</td><td>parked in the retry queue (not counted as an attempt)</td></tr>
  *   <tr><td>{@code Failed}, retryable</td><td>parked, with the attempt count in a header; dead-lettered once
- *       {@code maxAttempts} failures are reached. A retryable store failure does not count as an attempt.</td></tr>
+ *       {@code maxAttempts} failures are reached. A failure before the handler ran (the store failed, or was
+ *       closed at shutdown) does not count as an attempt; nor does a requeue lose the count.</td></tr>
  *   <tr><td>{@code Failed} with {@code keyKept}, or without a key (no {@code message-id}), {@code AlreadyFailed},
  *       {@code KeyReused} (the consumer's {@code fingerprint} differs from the stored one)</td><td>reject without
  *       requeue: dead-lettered</td></tr>
@@ -71,6 +73,7 @@ public final class IdempotentDeliverCallback<R> implements DeliverCallback, Auto
     private final AtomicLong requeuedLater = new AtomicLong();
     private final AtomicLong deadLettered = new AtomicLong();
     private final AtomicLong leaseLost = new AtomicLong();
+    private final RequeuedAttempts requeuedAttempts = new RequeuedAttempts();
     private ConfirmedPublisher retryPublisher;
 
     private IdempotentDeliverCallback(Builder<R> builder) {
@@ -125,8 +128,12 @@ public final class IdempotentDeliverCallback<R> implements DeliverCallback, Auto
      */
     @Override
     public void handle(String consumerTag, Delivery delivery) throws IOException {
-        ProcessingOutcome<R> outcome = consumer.process(delivery, handler);
-        Decision decision = decide(delivery, outcome);
+        AtomicBoolean ran = new AtomicBoolean();
+        ProcessingOutcome<R> outcome = consumer.process(delivery, message -> {
+            ran.set(true);
+            return handler.handle(message);
+        });
+        Decision decision = decide(delivery, outcome, ran.get());
         notifyListener(delivery, outcome, decision.settlement());
         long tag = delivery.getEnvelope().getDeliveryTag();
         switch (decision.settlement()) {
@@ -138,12 +145,12 @@ public final class IdempotentDeliverCallback<R> implements DeliverCallback, Auto
                 channel.basicReject(tag, false);
                 deadLettered.incrementAndGet();
             }
-            case RETRY_LATER -> park(delivery, decision.attempts());
+            case RETRY_LATER -> park(delivery, outcome.key(), decision.attempts());
         }
     }
 
-    private Decision decide(Delivery delivery, ProcessingOutcome<R> outcome) {
-        int attempts = Attempts.of(delivery.getProperties());
+    private Decision decide(Delivery delivery, ProcessingOutcome<R> outcome, boolean handlerRan) {
+        int attempts = Math.max(Attempts.of(delivery.getProperties()), requeuedAttempts.take(outcome.key()));
         if (outcome instanceof ProcessingOutcome.Processed<R> || outcome instanceof ProcessingOutcome.AlreadyProcessed<R>) {
             return new Decision(Settlement.ACK, attempts);
         }
@@ -167,17 +174,21 @@ public final class IdempotentDeliverCallback<R> implements DeliverCallback, Auto
             return new Decision(Settlement.DEAD_LETTER, attempts);
         }
         ProcessingOutcome.Failed<R> failed = (ProcessingOutcome.Failed<R>) outcome;
-        return decideFailed(failed, attempts);
+        return decideFailed(failed, attempts, handlerRan);
     }
 
-    private Decision decideFailed(ProcessingOutcome.Failed<R> failed, int attempts) {
+    private Decision decideFailed(ProcessingOutcome.Failed<R> failed, int attempts, boolean handlerRan) {
         if (failed.key() == null || failed.keyKept()) {
             log.warn("dead-lettering {}: {}", failed.key() == null ? "a delivery without a usable key"
                     : "key " + failed.key() + " (failure kept)", failed.cause().getClass().getSimpleName());
             return new Decision(Settlement.DEAD_LETTER, attempts);
         }
-        if (failed.cause() instanceof DedupStoreException store && store.isRetryable()) {
-            // The store is down: not the message's fault, so it does not use up an attempt.
+        if (!handlerRan) {
+            // The store failed or was closed (at shutdown) before the handler ran: not an attempt of the message's.
+            // An outage is the store's to report; anything else would repeat unseen.
+            if (!(failed.cause() instanceof DedupStoreException store && store.isRetryable())) {
+                log.warn("parking key {} without running the handler: {}", failed.key(), failed.cause().toString());
+            }
             return new Decision(Settlement.RETRY_LATER, attempts);
         }
         int made = attempts + 1;
@@ -198,7 +209,7 @@ public final class IdempotentDeliverCallback<R> implements DeliverCallback, Auto
     }
 
     /** Parks a copy in the retry queue, then acks; if the copy cannot be published, nacks with requeue later. */
-    private void park(Delivery delivery, int attempts) throws IOException {
+    private void park(Delivery delivery, String key, int attempts) throws IOException {
         long tag = delivery.getEnvelope().getDeliveryTag();
         try {
             retryPublisher().publish("", queues.retryQueue(), Attempts.with(delivery.getProperties(), attempts),
@@ -206,6 +217,9 @@ public final class IdempotentDeliverCallback<R> implements DeliverCallback, Auto
         } catch (PublishException | IOException e) {
             log.warn("could not park a delivery in {} ({}); requeueing it after {} instead", queues.retryQueue(),
                     e.getMessage(), queues.retryDelay());
+            if (attempts > 0) {
+                requeuedAttempts.remember(key, attempts);     // the requeued original keeps its old header
+            }
             requeueLater(tag);
             return;
         }

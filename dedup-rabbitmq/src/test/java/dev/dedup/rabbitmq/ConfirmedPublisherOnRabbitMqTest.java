@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -139,17 +140,47 @@ class ConfirmedPublisherOnRabbitMqTest {
     }
 
     @Test
-    void aChannelClosedByTheBrokerFailsAsChannelClosedWithoutCredentials() {
+    void aChannelClosedByTheBrokerFailsAsChannelClosedAndTheNextPublishGoesOnANewChannel() throws Exception {
         // Publishing to a missing exchange makes the broker close the channel (404) instead of confirming.
         assertThatThrownBy(() -> publisher.publish(RabbitTestBroker.unique("missing"), "anything", null, BODY))
                 .isInstanceOfSatisfying(PublishException.class, e -> {
                     assertThat(e.reason()).isEqualTo(PublishException.Reason.CHANNEL_CLOSED);
+                    assertThat(e).hasMessageContaining("404");
                     assertThat(e.getMessage()).doesNotContain("guest");
                 });
+        assertThat(publisher.isOpen()).as("a channel-level error is not the publisher's end").isTrue();
+
+        String id = publisher.publish("", queue, null, BODY);
+
+        GetResponse stored = admin.basicGet(queue, true);
+        assertThat(stored.getProps().getMessageId()).isEqualTo(id);
+    }
+
+    @Test
+    void onARecoveringConnectionTooAChannelLevelErrorIsFollowedByANewChannel() throws Exception {
+        ConnectionFactory recovering = RabbitTestBroker.factory();
+        recovering.setAutomaticRecoveryEnabled(true);
+        try (Connection connection = recovering.newConnection("test-recovering-publisher");
+                ConfirmedPublisher onIt = ConfirmedPublisher.open(connection, Duration.ofSeconds(10))) {
+            assertThatThrownBy(() -> onIt.publish(RabbitTestBroker.unique("missing"), "anything", null, BODY))
+                    .isInstanceOf(PublishException.class);
+
+            String id = onIt.publish("", queue, null, BODY);
+
+            assertThat(admin.basicGet(queue, true).getProps().getMessageId()).isEqualTo(id);
+        }
+    }
+
+    @Test
+    void aPublisherWhoseConnectionClosedStaysClosed() throws Exception {
+        connection.close();
+
         assertThat(publisher.isOpen()).isFalse();
         assertThatThrownBy(() -> publisher.publish("", queue, null, BODY))
                 .isInstanceOfSatisfying(PublishException.class,
                         e -> assertThat(e.reason()).isEqualTo(PublishException.Reason.CHANNEL_CLOSED));
+        connection = RabbitTestBroker.connect("test-publisher");    // for tearDown
+        admin = connection.createChannel();
     }
 
     @Test

@@ -313,6 +313,43 @@ class IdempotentDeliverCallbackOnRabbitMqTest {
     }
 
     @Test
+    void aFailureBeforeTheHandlerRanIsNotAnAttempt() throws Exception {
+        AtomicInteger runs = new AtomicInteger();
+        IdempotentDeliverCallback<String> callback = consume(consumerBuilder().build(), delivery -> {
+            runs.incrementAndGet();
+            return "done";
+        }, builder -> builder.maxAttempts(1));
+        store.close();      // as at shutdown: the claim throws IllegalStateException
+        rabbit.publish("order-1", "reserve");
+
+        Await.until("settled", () -> !settlements.isEmpty());
+        assertThat(settlements.get(0)).isEqualTo(Settlement.RETRY_LATER);
+        Await.until("parked, back and parked again", () -> settlements.size() >= 2);
+        assertThat(settlements.get(1)).isEqualTo(Settlement.RETRY_LATER);
+        assertThat(runs).hasValue(0);
+        assertThat(callback.counts().deadLettered()).isZero();
+        assertThat(rabbit.takeDeadLetter()).isNull();
+    }
+
+    @Test
+    void whenParkingFailsTheRequeuedDeliveryStillCountsItsAttempts() throws Exception {
+        rabbit.channel.queueDelete(rabbit.queues.retryQueue());   // a broken topology: nowhere to park
+        AtomicInteger runs = new AtomicInteger();
+        IdempotentDeliverCallback<String> callback = consume(consumerBuilder().build(), delivery -> {
+            runs.incrementAndGet();
+            throw new IllegalStateException("inventory service down");
+        }, builder -> builder.maxAttempts(2));
+        rabbit.publish("order-1", "reserve");
+
+        // Requeued after the retry delay, it comes back once: not with its first attempt forgotten, forever.
+        Await.until("dead-lettered", Duration.ofSeconds(5), () -> callback.counts().deadLettered() == 1);
+        assertThat(awaitDeadLetter().getProps().getMessageId()).isEqualTo("order-1");
+        assertThat(runs).hasValue(2);
+        assertThat(settlements).containsExactly(Settlement.RETRY_LATER, Settlement.DEAD_LETTER);
+        assertThat(callback.counts().requeuedLater()).isEqualTo(1);
+    }
+
+    @Test
     void theStoreOnlyBuilderKeysByMessageId() throws Exception {
         Channel channel = rabbit.connect("test-consumer").createChannel();
         AtomicInteger runs = new AtomicInteger();

@@ -12,7 +12,9 @@ import dev.dedup.memory.InMemoryDedupStore;
 import dev.dedup.rabbitmq.spring.IdempotentMessageListener;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -105,6 +107,34 @@ class IdempotentMessageListenerOnRabbitMqTest {
         GetResponse dead = rabbit.takeDeadLetter();
         assertThat(dead.getProps().getMessageId()).isEqualTo("order-3");
         assertThat(new String(dead.getBody(), StandardCharsets.UTF_8)).isEqualTo("c");
+    }
+
+    @Test
+    void aParkedCopyKeepsTheOriginalsDeliveryModeAndUserId() throws Exception {
+        rabbit.close();
+        rabbit = new RabbitFixture(Duration.ofMinutes(1));     // parked copies stay in the retry queue, to be read
+        listen(delivery -> {
+            throw new IllegalStateException("the warehouse is down");
+        });
+        String user = RabbitTestBroker.factory().getUsername();
+        publish("persistent", new AMQP.BasicProperties.Builder().deliveryMode(2).userId(user));
+        publish("transient", new AMQP.BasicProperties.Builder().deliveryMode(1));
+
+        Await.until("both parked", () -> ready(rabbit.queues.retryQueue()) == 2);
+        Map<String, AMQP.BasicProperties> parked = new HashMap<>();
+        for (int i = 0; i < 2; i++) {
+            GetResponse copy = rabbit.channel.basicGet(rabbit.queues.retryQueue(), true);
+            parked.put(copy.getProps().getMessageId(), copy.getProps());
+        }
+        // A transient copy of a persistent message would be lost if the broker restarted while it waits.
+        assertThat(parked.get("persistent").getDeliveryMode()).isEqualTo(2);
+        assertThat(parked.get("persistent").getUserId()).isEqualTo(user);
+        assertThat(parked.get("transient").getDeliveryMode()).isEqualTo(1);
+    }
+
+    private void publish(String messageId, AMQP.BasicProperties.Builder properties) {
+        rabbit.publisher.publish("", rabbit.queues.queue(), properties.messageId(messageId).build(),
+                messageId.getBytes(StandardCharsets.UTF_8));
     }
 
     @Test

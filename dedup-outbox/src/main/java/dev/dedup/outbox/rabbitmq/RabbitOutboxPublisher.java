@@ -5,6 +5,7 @@ import dev.dedup.outbox.OutboxEvent;
 import dev.dedup.outbox.OutboxPublishException;
 import dev.dedup.outbox.OutboxPublisher;
 import dev.dedup.rabbitmq.ConfirmedPublisher;
+import dev.dedup.rabbitmq.PublishException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -26,7 +27,8 @@ import java.util.concurrent.ExecutionException;
  * published without waiting between events, and its confirms are awaited together before the next wave. So a
  * batch of distinct keys costs one wait for confirms, not one per event, and an event is never published before the
  * previous event of its key was confirmed: a key's order holds even when a publish fails and is retried. After a
- * wave with a failure, the batch ends; the confirmed events are reported.
+ * wave with a failure, the batch ends; the confirmed events are reported. An event the broker closes the channel over
+ * (a missing exchange) fails alone: the others of its wave are sent again on a new channel.
  */
 public final class RabbitOutboxPublisher implements OutboxPublisher {
     /** AMQP delivery mode 2: the broker writes the message to disk before it confirms it on a durable queue. */
@@ -54,30 +56,67 @@ public final class RabbitOutboxPublisher implements OutboxPublisher {
             for (OutboxEvent event : waiting) {
                 (event.key() == null || keysInWave.add(event.key()) ? wave : later).add(event);
             }
-            List<CompletableFuture<String>> sent = new ArrayList<>(wave.size());
-            for (OutboxEvent event : wave) {
-                sent.add(publisher.publishAsync(event.destination(), event.key() == null ? "" : event.key(),
-                        properties(event), event.payload()));
-            }
-            Exception failure = null;
-            for (int i = 0; i < wave.size(); i++) {
-                try {
-                    sent.get(i).get();
-                    confirmed.add(wave.get(i).messageId());
-                } catch (ExecutionException e) {
-                    failure = failure == null ? (Exception) e.getCause() : failure;
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    failure = failure == null ? e : failure;
-                    break;
-                }
-            }
+            Exception failure = publishWave(wave, confirmed);
             if (failure != null) {
                 throw new OutboxPublishException("RabbitMQ did not confirm " + (events.size() - confirmed.size())
                         + " of " + events.size() + " events: " + failure.getMessage(), confirmed, failure);
             }
             waiting = later;
         }
+    }
+
+    /** Publishes a wave, then awaits its confirms: adds the confirmed ids, returns the first failure or null. */
+    private Exception publishWave(List<OutboxEvent> wave, Set<String> confirmed) {
+        List<CompletableFuture<String>> sent = new ArrayList<>(wave.size());
+        for (OutboxEvent event : wave) {
+            sent.add(send(event));
+        }
+        List<OutboxEvent> closedOut = new ArrayList<>();
+        Exception failure = awaitConfirms(wave, sent, confirmed, closedOut);
+        // The broker closes a channel over one event's error (404: no such exchange), and every publish sent after
+        // it on that channel fails with it: so those go again, one at a time, on the new channel the publisher
+        // opens, and only the event at fault fails. Each is its key's only event in the wave: order holds.
+        for (int i = 0; i < closedOut.size() && !(failure instanceof InterruptedException); i++) {
+            OutboxEvent event = closedOut.get(i);
+            Exception error = awaitConfirms(List.of(event), List.of(send(event)), confirmed, null);
+            failure = failure == null || error instanceof InterruptedException ? error : failure;
+        }
+        return failure;
+    }
+
+    private CompletableFuture<String> send(OutboxEvent event) {
+        return publisher.publishAsync(event.destination(), event.key() == null ? "" : event.key(), properties(event),
+                event.payload());
+    }
+
+    /**
+     * Awaits each publish's confirm and adds the confirmed ids. A failure because the channel closed goes to
+     * {@code closedOut} when one is given; returns the first other failure, or null. Stops at an interrupt.
+     */
+    private static Exception awaitConfirms(List<OutboxEvent> events, List<CompletableFuture<String>> sent,
+            Set<String> confirmed, List<OutboxEvent> closedOut) {
+        Exception failure = null;
+        for (int i = 0; i < events.size(); i++) {
+            try {
+                sent.get(i).get();
+                confirmed.add(events.get(i).messageId());
+            } catch (ExecutionException e) {
+                Exception error = (Exception) e.getCause();
+                if (closedOut != null && isChannelClosed(error)) {
+                    closedOut.add(events.get(i));
+                } else if (failure == null) {
+                    failure = error;
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return e;
+            }
+        }
+        return failure;
+    }
+
+    private static boolean isChannelClosed(Exception error) {
+        return error instanceof PublishException publish && publish.reason() == PublishException.Reason.CHANNEL_CLOSED;
     }
 
     private static AMQP.BasicProperties properties(OutboxEvent event) {

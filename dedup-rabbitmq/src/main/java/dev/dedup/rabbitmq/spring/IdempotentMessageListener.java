@@ -1,11 +1,9 @@
 package dev.dedup.rabbitmq.spring;
 
-import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Delivery;
 import com.rabbitmq.client.Envelope;
 import dev.dedup.rabbitmq.IdempotentDeliverCallback;
-import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
@@ -13,8 +11,6 @@ import java.util.function.Function;
 import org.springframework.amqp.core.Message;
 import org.springframework.amqp.core.MessageProperties;
 import org.springframework.amqp.rabbit.listener.api.ChannelAwareMessageListener;
-import org.springframework.amqp.rabbit.support.DefaultMessagePropertiesConverter;
-import org.springframework.amqp.rabbit.support.MessagePropertiesConverter;
 
 /**
  * A Spring AMQP listener with manual acks that settles every message exactly as {@link IdempotentDeliverCallback}
@@ -39,12 +35,13 @@ import org.springframework.amqp.rabbit.support.MessagePropertiesConverter;
  * <p>A callback is bound to the channel it acks on, and a container's consumers each have their own, replaced after
  * a connection failure: so this keeps one callback per channel, made on first use by the factory, and drops (and
  * closes) those of closed channels. The handler sees the message as the RabbitMQ client's {@link Delivery}, with the
- * properties Spring received, so keys ({@code message-id}) and the attempt header work as on a plain channel.
+ * properties it arrived with (its delivery mode and user id too, which Spring keeps apart), so keys
+ * ({@code message-id}) and the attempt header work as on a plain channel, and a parked copy is as persistent as the
+ * original.
  */
 public final class IdempotentMessageListener implements ChannelAwareMessageListener, AutoCloseable {
     private final Function<? super Channel, ? extends IdempotentDeliverCallback<?>> callbacks;
     private final Map<Channel, IdempotentDeliverCallback<?>> byChannel = new ConcurrentHashMap<>();
-    private final MessagePropertiesConverter properties = new DefaultMessagePropertiesConverter();
 
     /**
      * Creates a listener that makes a callback per channel.
@@ -89,8 +86,7 @@ public final class IdempotentMessageListener implements ChannelAwareMessageListe
         MessageProperties received = message.getMessageProperties();
         Envelope envelope = new Envelope(received.getDeliveryTag(), Boolean.TRUE.equals(received.getRedelivered()),
                 received.getReceivedExchange(), received.getReceivedRoutingKey());
-        AMQP.BasicProperties basic = properties.fromMessageProperties(received, StandardCharsets.UTF_8.name());
-        return new Delivery(envelope, basic, message.getBody());
+        return new Delivery(envelope, ReceivedProperties.of(received), message.getBody());
     }
 
     /** Closes every callback's retry channel (not the container's channels). */

@@ -16,7 +16,8 @@ import org.springframework.amqp.rabbit.support.ListenerExecutionFailedException;
  * for these outcomes, a loop as fast as the broker redelivers.
  *
  * <ul>
- *   <li>{@link IdempotentCallFailedException} (a kept failure) and {@link IdempotencyKeyReusedException} are final:
+ *   <li>{@link IdempotentCallFailedException} (a kept failure), {@link IdempotencyKeyReusedException} and
+ *       {@link IdempotentResultUnavailableException} are final:
  *       the message is rejected without requeue, so the queue's dead-letter exchange takes it (without one, the
  *       broker drops it).</li>
  *   <li>{@link IdempotentCallInProgressException}: the consumer waits until the running call's lease ends, from

@@ -73,6 +73,24 @@ class TestApplication {
         return registration;
     }
 
+    /** A broken version of the Idempotency-Key filter's inputs, when {@code test.mutant} names one. */
+    @Bean
+    FilterRegistrationBean<OncePerRequestFilter> mutant(
+            @org.springframework.beans.factory.annotation.Value("${test.mutant:NONE}") FilterMutant mutant) {
+        OncePerRequestFilter wrapper = mutant.wrapper();
+        FilterRegistrationBean<OncePerRequestFilter> registration = new FilterRegistrationBean<>(
+                wrapper != null ? wrapper : new OncePerRequestFilter() {
+                    @Override
+                    protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response,
+                            FilterChain chain) throws ServletException, IOException {
+                        chain.doFilter(request, response);
+                    }
+                });
+        registration.setOrder(-1);   // just before the Idempotency-Key filter (0), after the principal (-100)
+        registration.setEnabled(wrapper != null);
+        return registration;
+    }
+
     @RestController
     static class Payments {
         @PostMapping("/payments")

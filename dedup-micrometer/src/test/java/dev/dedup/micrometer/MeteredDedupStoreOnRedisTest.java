@@ -99,6 +99,19 @@ class MeteredDedupStoreOnRedisTest {
     }
 
     @Test
+    @DisplayName("a metered async claim the caller cancels reaches the store, which gives the key back once won")
+    void cancellingAMeteredClaimFreesItsKey() throws Exception {
+        String key = "k-" + UUID.randomUUID();
+
+        boolean cancelled = store.async().claim(key, LEASE).toCompletableFuture().cancel(true);
+        Thread.sleep(200);
+
+        assertThat(cancelled).isTrue();
+        assertThat(store.claim(key, LEASE)).isInstanceOf(Claim.class);
+        assertThat(calls("claim", "cancelled")).isEqualTo(1);
+    }
+
+    @Test
     @DisplayName("inspect and forget are delegated, and timed as ok or absent")
     void delegatesAndTimesInspectAndForget() {
         String key = "k-" + UUID.randomUUID();

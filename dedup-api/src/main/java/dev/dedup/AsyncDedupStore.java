@@ -16,6 +16,10 @@ import java.util.concurrent.Executor;
  * {@link IllegalStateException} after the store is closed), checked by the same code. A backend failure completes
  * the stage exceptionally with the {@link DedupStoreException} the blocking call would have thrown. From Reactor:
  * {@code Mono.fromCompletionStage(() -> store.async().claim(key, lease))}.
+ *
+ * <p>Cancelling a stage does not stop a call the server may already run. A {@code claim} or {@code claimAll} stage
+ * cancelled before it completes (as Reactor's {@code timeout()} does) releases each claim the call then wins, so its
+ * key is free again instead of held for the lease; any other cancelled call may still take effect.
  */
 public interface AsyncDedupStore {
 

@@ -12,6 +12,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -40,7 +41,7 @@ final class CheckedAsyncStore implements AsyncDedupStore {
     public CompletionStage<ClaimResult> claim(String key, Duration lease, byte[] fingerprint) {
         checkOpen.run();
         byte[] copy = CallChecks.claim(key, lease, fingerprint);
-        return call(() -> backend.claim(key, lease, copy));
+        return call(() -> backend.claim(key, lease, copy), this::releaseIfClaimed);
     }
 
     @Override
@@ -80,7 +81,8 @@ final class CheckedAsyncStore implements AsyncDedupStore {
         if (copy.isEmpty()) {
             return CompletableFuture.completedFuture(List.of());
         }
-        return call(() -> backend.claimAll(copy, lease).thenApply(List::copyOf));
+        return call(() -> backend.claimAll(copy, lease).thenApply(List::copyOf),
+                results -> results.forEach(this::releaseIfClaimed));
     }
 
     @Override
@@ -99,6 +101,15 @@ final class CheckedAsyncStore implements AsyncDedupStore {
 
     /** Runs a backend call on valid input; its failure, thrown or staged, completes the returned stage. */
     private static <T> CompletionStage<T> call(Supplier<CompletionStage<T>> backendCall) {
+        return call(backendCall, unclaimed -> {});
+    }
+
+    /**
+     * As {@link #call(Supplier)}; and when the caller gave up on the returned stage (cancelled it, as Reactor's
+     * {@code timeout()} does) before the backend answered, {@code undo} gets the answer nobody will read, so a claim
+     * won after the caller left does not hold its key for the whole lease.
+     */
+    private static <T> CompletionStage<T> call(Supplier<CompletionStage<T>> backendCall, Consumer<T> undo) {
         CompletionStage<T> stage;
         try {
             stage = backendCall.get();
@@ -107,13 +118,24 @@ final class CheckedAsyncStore implements AsyncDedupStore {
         }
         CompletableFuture<T> result = new CompletableFuture<>();
         stage.whenComplete((value, failure) -> {
-            if (failure == null) {
-                result.complete(value);
-            } else {
+            if (failure != null) {
                 result.completeExceptionally(unwrap(failure));
+            } else if (!result.complete(value)) {
+                undo.accept(value);
             }
         });
         return result;
+    }
+
+    /** Gives back a claim its caller will never see, by its owner token; if that fails, it lapses with its lease. */
+    private void releaseIfClaimed(ClaimResult result) {
+        if (result instanceof Claim claim) {
+            try {
+                backend.release(claim);
+            } catch (RuntimeException e) {
+                // the store is closing or failing: the claim lapses with its lease, as after any failed release
+            }
+        }
     }
 
     /** CompletableFuture wraps a dependent stage's failure; the caller gets the store's exception itself. */

@@ -21,9 +21,14 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -38,6 +43,8 @@ import java.util.function.Supplier;
  *       lost), {@code absent} (inspect or forget found no live record), {@code error_retryable},
  *       {@code error_permanent}.
  * </ul>
+ * Calls through {@link #async()} are recorded alike when their stage completes; a stage the caller cancelled is
+ * timed with outcome {@code cancelled}.
  * Alert on {@code not_owner} for complete (a handler outlived its lease) and on the error outcomes.
  */
 public final class MeteredDedupStore implements DedupStore {
@@ -50,6 +57,7 @@ public final class MeteredDedupStore implements DedupStore {
     private final Map<String, Counter> claimCounters = new HashMap<>();
     /** One timer per (operation, outcome), registered on first use, then only looked up in this map. */
     private final ConcurrentMap<String, Timer> timers = new ConcurrentHashMap<>();
+    private volatile AsyncDedupStore asyncView;
 
     private MeteredDedupStore(DedupStore store, MeterRegistry registry, String storeName,
             ObservationRegistry observations) {
@@ -145,18 +153,21 @@ public final class MeteredDedupStore implements DedupStore {
     }
 
     /**
-     * Not metered yet: the metrics and observations cover the blocking calls only. Use
-     * {@code AsyncDedupStore.onExecutor(meteredStore, executor)} for metered non-blocking calls on your executor, or
-     * {@code delegate().async()} for the backend's native async API, unmetered.
+     * The delegate's non-blocking view, metered and observed as the blocking calls are: the same meters and tags,
+     * recorded when each stage completes. Cancelling a returned stage cancels the delegate's.
      *
-     * @return never
-     * @throws UnsupportedOperationException always, naming both ways
+     * @return the metered view; the same one on every call
+     * @throws UnsupportedOperationException if the delegate has no non-blocking client, as its own
+     *     {@code async()} does
      */
     @Override
     public AsyncDedupStore async() {
-        throw new UnsupportedOperationException("MeteredDedupStore does not meter the async API yet: use"
-                + " AsyncDedupStore.onExecutor(meteredStore, executor) (metered, on your executor) or"
-                + " delegate().async() (the backend's native async API, unmetered)");
+        AsyncDedupStore view = asyncView;
+        if (view == null) {
+            view = new MeteredAsyncDedupStore(store.async(), this);
+            asyncView = view; // a race builds two equal views; either will do
+        }
+        return view;
     }
 
     /** {@code RedisDedupStore} → {@code redis}: the class name without its suffix, in lower case. */
@@ -172,16 +183,12 @@ public final class MeteredDedupStore implements DedupStore {
 
     @Override
     public ClaimResult claim(String key, Duration lease, byte[] fingerprint) {
-        ClaimResult result = timed("claim", () -> store.claim(key, lease, fingerprint), r -> "ok");
-        countClaim(result);
-        return result;
+        return timed("claim", () -> store.claim(key, lease, fingerprint), this::counted);
     }
 
     @Override
     public List<ClaimResult> claimAll(List<String> keys, Duration lease) {
-        List<ClaimResult> results = timed("claim_all", () -> store.claimAll(keys, lease), r -> "ok");
-        results.forEach(this::countClaim);
-        return results;
+        return timed("claim_all", () -> store.claimAll(keys, lease), this::countedAll);
     }
 
     @Override
@@ -219,22 +226,25 @@ public final class MeteredDedupStore implements DedupStore {
         store.close();
     }
 
-    private static String owned(Boolean done) {
+    static String owned(Boolean done) {
         return done ? "ok" : "not_owner";
     }
 
-    private <T> T timed(String operation, Supplier<T> call, java.util.function.Function<T, String> outcomeOf) {
+    private <T> T timed(String operation, Supplier<T> call, Function<T, String> outcomeOf) {
         if (observations.isNoop()) {
             return measured(operation, call, outcomeOf);
         }
-        Observation observation = Observation.createNotStarted("dedup.store.call", observations)
+        return observation(operation).observe(() -> measured(operation, call, outcomeOf));
+    }
+
+    private Observation observation(String operation) {
+        return Observation.createNotStarted("dedup.store.call", observations)
                 .lowCardinalityKeyValue("store", storeName)
                 .lowCardinalityKeyValue("namespace", store.namespace())
                 .lowCardinalityKeyValue("operation", operation);
-        return observation.observe(() -> measured(operation, call, outcomeOf));
     }
 
-    private <T> T measured(String operation, Supplier<T> call, java.util.function.Function<T, String> outcomeOf) {
+    private <T> T measured(String operation, Supplier<T> call, Function<T, String> outcomeOf) {
         long started = System.nanoTime();
         String outcome = "error_permanent";
         try {
@@ -242,14 +252,74 @@ public final class MeteredDedupStore implements DedupStore {
             outcome = outcomeOf.apply(result);
             return result;
         } catch (DedupStoreException e) {
-            outcome = e.isRetryable() ? "error_retryable" : "error_permanent";
+            outcome = outcomeOf(e);
             throw e;
         } finally {
             timer(operation, outcome).record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
         }
     }
 
-    private void countClaim(ClaimResult result) {
+    /**
+     * The async twin of {@link #timed}: times and observes {@code call} until its stage completes. The returned
+     * stage completes after the meters are recorded, and cancelling it cancels {@code call}'s stage, so the store
+     * behind sees the caller's cancellation.
+     */
+    <T> CompletionStage<T> timedAsync(String operation, Supplier<CompletionStage<T>> call,
+            Function<T, String> outcomeOf) {
+        Observation observation = observation(operation).start();
+        long started = System.nanoTime();
+        CompletableFuture<T> inner;
+        try (Observation.Scope scope = observation.openScope()) {
+            inner = call.get().toCompletableFuture();
+        } catch (RuntimeException e) {
+            recordAsync(operation, started, observation, outcomeOf(e), e);
+            throw e;
+        }
+        CompletableFuture<T> metered = new CompletableFuture<>();
+        inner.whenComplete((value, failure) -> {
+            Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+                    ? failure.getCause() : failure;
+            recordAsync(operation, started, observation, cause == null ? outcomeOf.apply(value) : outcomeOf(cause),
+                    cause);
+            if (cause == null) {
+                metered.complete(value);
+            } else {
+                metered.completeExceptionally(cause);
+            }
+        });
+        metered.whenComplete((value, failure) -> {
+            if (metered.isCancelled()) {
+                inner.cancel(false);
+            }
+        });
+        return metered;
+    }
+
+    private void recordAsync(String operation, long started, Observation observation, String outcome,
+            Throwable failure) {
+        timer(operation, outcome).record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
+        if (failure != null) {
+            observation.error(failure);
+        }
+        observation.stop();
+    }
+
+    private static String outcomeOf(Throwable failure) {
+        if (failure instanceof CancellationException) {
+            return "cancelled";
+        }
+        return failure instanceof DedupStoreException e && e.isRetryable() ? "error_retryable" : "error_permanent";
+    }
+
+    /** Counts a claim's result; its call's outcome is {@code ok}. */
+    String counted(ClaimResult result) {
         claimCounters.get(result instanceof Duplicate duplicate ? duplicate.state().name() : "claimed").increment();
+        return "ok";
+    }
+
+    /** Counts each result of a batch; its call's outcome is {@code ok}. */
+    String countedAll(List<ClaimResult> results) {
+        results.forEach(this::counted);
+        return "ok";
     }
 }

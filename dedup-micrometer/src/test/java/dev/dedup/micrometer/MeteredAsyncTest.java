@@ -11,17 +11,24 @@ import java.time.Duration;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
-/** The metered store and the async API: not metered natively yet, metered through the executor adapter. */
+/** The metered store and the async API: its own view, metered, and the executor adapter over it. */
 class MeteredAsyncTest {
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
     private final MeteredDedupStore store = MeteredDedupStore.wrap(new InMemoryDedupStore("metered"), registry);
 
     @Test
-    @DisplayName("async() says it is not metered and names the two ways that work")
-    void asyncNamesTheWaysThatWork() {
-        assertThatThrownBy(store::async).isInstanceOf(UnsupportedOperationException.class)
-                .hasMessageContaining("AsyncDedupStore.onExecutor").hasMessageContaining("delegate().async()");
-        assertThat(store.delegate().async()).isNotNull();
+    @DisplayName("async() is the delegate's view, metered; a stage that fails is timed with its error's outcome")
+    void asyncIsMetered() {
+        Claim claim = (Claim) store.async().claim("k", Duration.ofMinutes(1)).toCompletableFuture().join();
+        store.delegate().close();
+
+        assertThatThrownBy(() -> store.async().complete(claim, Duration.ofMinutes(1), null))
+                .isInstanceOf(IllegalStateException.class);
+        assertThat(registry.get("dedup.store.calls").tag("operation", "claim").tag("outcome", "ok").timer().count())
+                .isEqualTo(1);
+        assertThat(registry.get("dedup.claims").tag("result", "claimed").counter().count()).isEqualTo(1);
+        assertThat(registry.get("dedup.store.calls").tag("operation", "complete").tag("outcome", "error_permanent")
+                .timer().count()).isEqualTo(1);
     }
 
     @Test

@@ -3,6 +3,7 @@ package dev.dedup.micrometer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.dedup.AsyncDedupStore;
 import dev.dedup.Claim;
 import dev.dedup.DedupStore;
 import dev.dedup.DedupStoreException;
@@ -15,6 +16,7 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
@@ -75,6 +77,38 @@ class MeteredDedupStoreOnRedisTest {
         assertThat(calls("complete", "ok")).isEqualTo(1);
         assertThat(calls("complete", "not_owner")).isEqualTo(1);
         assertThat(calls("fail", "ok")).isEqualTo(1);
+    }
+
+    @Test
+    @DisplayName("async() is the store's native view, metered: the same counters and timers as the blocking calls")
+    void asyncCallsAreMetered() throws Exception {
+        AsyncDedupStore async = store.async();
+        String key = "k-" + UUID.randomUUID();
+
+        Claim claim = (Claim) async.claim(key, LEASE).toCompletableFuture().get(5, TimeUnit.SECONDS);
+        async.claim(key, LEASE).toCompletableFuture().get(5, TimeUnit.SECONDS);
+        assertThat(async.complete(claim, LEASE, null).toCompletableFuture().get(5, TimeUnit.SECONDS)).isTrue();
+        async.claimAll(List.of(key), LEASE).toCompletableFuture().get(5, TimeUnit.SECONDS);
+
+        assertThat(claims("claimed")).isEqualTo(1);
+        assertThat(claims("duplicate_in_progress")).isEqualTo(1);
+        assertThat(claims("duplicate_completed")).isEqualTo(1);
+        assertThat(calls("claim", "ok")).isEqualTo(2);
+        assertThat(calls("complete", "ok")).isEqualTo(1);
+        assertThat(calls("claim_all", "ok")).isEqualTo(1);
+    }
+
+    @Test
+    @DisplayName("a metered async claim the caller cancels reaches the store, which gives the key back once won")
+    void cancellingAMeteredClaimFreesItsKey() throws Exception {
+        String key = "k-" + UUID.randomUUID();
+
+        boolean cancelled = store.async().claim(key, LEASE).toCompletableFuture().cancel(true);
+        Thread.sleep(200);
+
+        assertThat(cancelled).isTrue();
+        assertThat(store.claim(key, LEASE)).isInstanceOf(Claim.class);
+        assertThat(calls("claim", "cancelled")).isEqualTo(1);
     }
 
     @Test

@@ -33,6 +33,17 @@ class ObservedDedupStoreTest {
     }
 
     @Test
+    @DisplayName("an async call is observed too, started at the call and stopped when its stage completes")
+    void observesAsyncCalls() {
+        store.async().claim("k", Duration.ofMinutes(1)).toCompletableFuture().join();
+
+        assertThat(observations).hasNumberOfObservationsWithNameEqualTo("dedup.store.call", 1)
+                .hasObservationWithNameEqualTo("dedup.store.call").that()
+                .hasLowCardinalityKeyValue("operation", "claim")
+                .hasBeenStarted().hasBeenStopped();
+    }
+
+    @Test
     @DisplayName("a failing call is observed with its error")
     void observesErrors() {
         backend.close();

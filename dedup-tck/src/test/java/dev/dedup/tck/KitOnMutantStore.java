@@ -24,7 +24,11 @@ class KitOnMutantStore extends DedupStoreContractTest {
     @Override
     protected DedupStore openStore(String namespace) {
         MutantDedupStore store = new MutantDedupStore(namespace, mutation, records);
-        return mutation == Mutation.ASYNC_FINISH_BEFORE_WRITE ? BlockingOverAsync.of(store) : store;
+        return switch (mutation) {
+            case ASYNC_FINISH_BEFORE_WRITE -> BlockingOverAsync.of(store);
+            case ASYNC_CANCEL_DROPPED -> BlockingOverAsync.of(new CancelDroppingView(store.async()), store);
+            default -> store;
+        };
     }
 
     @Override

@@ -58,7 +58,9 @@ final class MutantDedupStore extends AbstractDedupStore {
         FORGET_KEEPS_RECORD("forget reports the live record removed but does not delete it"),
         FORGET_IGNORES_NAMESPACE("forget deletes the key in every namespace"),
         ASYNC_FINISH_BEFORE_WRITE("the async view reports complete and fail done at once and writes the record"
-                + " later (the kit runs through store.async())");
+                + " later (the kit runs through store.async())"),
+        ASYNC_CANCEL_DROPPED("an async view hands back its own copy of the claim stage, so a caller's cancel does not"
+                + " reach the claim, which is won and held (the kit runs through that view)");
 
         final String description;
 

@@ -11,7 +11,10 @@ import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
 import dev.dedup.DedupStore;
 import dev.dedup.Duplicate;
+import dev.dedup.micrometer.MeteredDedupStore;
 import dev.dedup.store.mongo.MongoDedupStore;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -59,6 +62,19 @@ class MongoClientStoreOnMongoJavaServerTest {
         runner.withPropertyValues("dedup.store.mongodb-database=app", "dedup.store.create-schema=true")
                 .run(context -> assertThatThrownBy(() -> context.getBean(DedupStore.class).async())
                         .isInstanceOf(UnsupportedOperationException.class));
+    }
+
+    @Test
+    void meteredWithoutAReactiveClientBeanTheStoresAsyncStillThrowsAsTheStoreDoes() {
+        runner.withConfiguration(AutoConfigurations.of(DedupMetricsAutoConfiguration.class))
+                .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+                .withPropertyValues("dedup.store.mongodb-database=app", "dedup.store.create-schema=true")
+                .run(context -> {
+                    assertThat(context.getBean(DedupStore.class)).isInstanceOf(MeteredDedupStore.class);
+                    assertThatThrownBy(() -> context.getBean(DedupStore.class).async())
+                            .isInstanceOf(UnsupportedOperationException.class)
+                            .hasMessageContaining("AsyncDedupStore.onExecutor");
+                });
     }
 
     @Test

@@ -7,7 +7,10 @@ import dev.dedup.ClaimResult;
 import dev.dedup.DedupStore;
 import dev.dedup.store.redis.RedisDedupStore;
 import io.lettuce.core.RedisClient;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -29,6 +32,21 @@ class RedisClientStoreOnRedisTest {
             assertThat(store.claim("k", Duration.ofSeconds(5)).isClaimed()).isFalse();
             assertThat(store.release((Claim) first)).isTrue();
         });
+    }
+
+    @Test
+    void withMetricsTheStoresAsyncStillWorksAndIsTimed() {
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        runner.withConfiguration(AutoConfigurations.of(DedupMetricsAutoConfiguration.class))
+                .withBean(MeterRegistry.class, () -> meters)
+                .withPropertyValues("dedup.namespace=" + Servers.unique("boot-metered")).run(context -> {
+                    ClaimResult claimed = context.getBean(DedupStore.class).async().claim("k", Duration.ofSeconds(5))
+                            .toCompletableFuture().get(5, TimeUnit.SECONDS);
+
+                    assertThat(claimed).isInstanceOf(Claim.class);
+                    assertThat(meters.get("dedup.store.calls").tag("operation", "claim").timer().count())
+                            .isEqualTo(1);
+                });
     }
 
     @Test

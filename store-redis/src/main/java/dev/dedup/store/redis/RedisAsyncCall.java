@@ -19,7 +19,8 @@ import java.util.concurrent.TimeoutException;
  * is resent flagged until the deadline, a command the client refused fails at once, failures map through
  * {@link RedisErrors}), driven by Lettuce's replies. The deadline and the pause before a resend run on the client's
  * own timer ({@link io.lettuce.core.resource.ClientResources#timer()}), so they fire to its tick; no other thread is
- * involved.
+ * involved. That timer stops with the client's resources: a resend or deadline it can no longer schedule fails the
+ * call, and closing the store fails the calls still waiting on it ({@link RedisPendingCalls}).
  */
 final class RedisAsyncCall<T> {
     private final CompletableFuture<T> result = new CompletableFuture<>();
@@ -65,6 +66,7 @@ final class RedisAsyncCall<T> {
             String operation, long deadline, Timer timer) {
         RedisAsyncCall<T> call = new RedisAsyncCall<>(calls, commands, script, type, keys, arguments, operation,
                 deadline, timer);
+        calls.pending().track(call.result);
         within(call.result, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())), timer, call::expire);
         call.attempt(false, false);
         return call.result;
@@ -79,8 +81,7 @@ final class RedisAsyncCall<T> {
         try {
             expiry = timer.newTimeout(ignored -> onExpiry.run(), timeout.toNanos(), TimeUnit.NANOSECONDS);
         } catch (RuntimeException e) {
-            future.completeExceptionally(DedupStoreException.retryable("Redis dedup store", "call (the client's timer"
-                    + " is stopped)", e));
+            future.completeExceptionally(timerStopped(e));
             return;
         }
         future.whenComplete((value, failure) -> expiry.cancel());
@@ -117,11 +118,20 @@ final class RedisAsyncCall<T> {
             attempt(true, resend); // not run: the server has not cached the script yet
         } else if (RedisCalls.isConnectionLoss(cause) && (resend || !refusedAtOnce)
                 && deadline - System.nanoTime() > TimeUnit.MILLISECONDS.toNanos(2 * RedisCalls.RESEND_PAUSE_MILLIS)) {
-            timer.newTimeout(ignored -> attempt(withSource, true), RedisCalls.RESEND_PAUSE_MILLIS,
-                    TimeUnit.MILLISECONDS);
+            try {
+                timer.newTimeout(ignored -> attempt(withSource, true), RedisCalls.RESEND_PAUSE_MILLIS,
+                        TimeUnit.MILLISECONDS);
+            } catch (RuntimeException e) { // the client's resources shut down: no resend would ever run
+                result.completeExceptionally(timerStopped(e));
+            }
         } else {
             result.completeExceptionally(RedisErrors.translate(operation, cause));
         }
+    }
+
+    /** The failure of a call whose resend or deadline the client's stopped timer refused. */
+    private static DedupStoreException timerStopped(RuntimeException refusal) {
+        return DedupStoreException.retryable("Redis dedup store", "call (the client's timer is stopped)", refusal);
     }
 
     private void expire() {

@@ -25,9 +25,15 @@ final class RedisCalls {
     static final long RESEND_PAUSE_MILLIS = 20;
 
     private final Duration timeout;
+    private final RedisPendingCalls pending = new RedisPendingCalls();
 
     RedisCalls(Duration timeout) {
         this.timeout = timeout;
+    }
+
+    /** The async calls in flight, which the store fails when it closes. */
+    RedisPendingCalls pending() {
+        return pending;
     }
 
     Duration timeout() {

@@ -342,6 +342,7 @@ public final class RedisDedupStore extends AbstractDedupStore {
 
     @Override
     protected void doClose() {
+        calls.pending().failAll(); // before the client's timer stops: it would never end them
         onClose.run();
     }
 

@@ -12,7 +12,7 @@ import java.time.Instant;
  *
  * <pre>
  * byte 0       state: 'P' in progress, 'C' completed, 'F' failed
- * bytes 1-8    expiry, epoch milliseconds on the server's clock, big-endian (PX enforces it)
+ * bytes 1-8    expiry, epoch milliseconds on the server's clock, big-endian (the key expires at it: PXAT)
  * bytes 9-44   owner token (36 ASCII characters)
  * byte 45      flags: 1 if a result follows, plus 2 if a fingerprint follows (0 to 3)
  * byte 46      with flag 2: the fingerprint's length n (1 to 64), then n bytes of fingerprint

@@ -31,14 +31,13 @@ final class RedisScripts {
      * One key's claim, as a Lua function of key, owner, lease ms and fingerprint (optional, 1 to 64 bytes), after
      * {@link #NOW}. Returns {1, expiry} for a fresh claim, {1, expiry, record} when the key already holds this
      * owner's claim (a resend whose first reply was lost), {0, expiry, record} for a duplicate, whose record carries
-     * its fingerprint; expiry is the server's (TIME + PTTL), or -1 for a key without a TTL.
+     * its fingerprint. A claim sets its key to expire at exactly the expiry it reports (PXAT), and a duplicate reports
+     * the key's own (PEXPIRETIME, Redis 7.0), so both report the same millisecond; -1 for a key without a TTL.
      */
     private static final String CLAIM_KEY = "local function claim(key, owner, lease, fingerprint)\n"
             + "  local v = redis.call('GET', key)\n"
             + "  if v then\n"
-            + "    local ttl = redis.call('PTTL', key)\n"
-            + "    local expiry = -1\n"
-            + "    if ttl >= 0 then expiry = now + ttl end\n"
+            + "    local expiry = redis.call('PEXPIRETIME', key)\n"
             + "    local own = 0\n"
             + "    if string.sub(v, 1, 1) == 'P' and string.sub(v, 10, 45) == owner then own = 1 end\n"
             + "    return {own, expiry, v}\n"
@@ -46,7 +45,7 @@ final class RedisScripts {
             + "  local expiry = now + tonumber(lease)\n"
             + "  local tail = '\\0'\n"
             + "  if fingerprint then tail = '\\2' .. string.char(#fingerprint) .. fingerprint end\n"
-            + "  redis.call('SET', key, 'P' .. struct.pack('>i8', expiry) .. owner .. tail, 'PX', lease)\n"
+            + "  redis.call('SET', key, 'P' .. struct.pack('>i8', expiry) .. owner .. tail, 'PXAT', expiry)\n"
             + "  return {1, expiry}\n"
             + "end\n";
 
@@ -86,9 +85,10 @@ final class RedisScripts {
             + "    result = ARGV[5]\n"
             + "    flags = flags + 1\n"
             + "  end\n"
-            + "  local record = ARGV[2] .. struct.pack('>i8', now + tonumber(ARGV[3])) .. ARGV[1]"
+            + "  local expiry = now + tonumber(ARGV[3])\n"
+            + "  local record = ARGV[2] .. struct.pack('>i8', expiry) .. ARGV[1]"
             + " .. string.char(flags) .. fingerprint .. result\n"
-            + "  redis.call('SET', KEYS[1], record, 'PX', ARGV[3])\n"
+            + "  redis.call('SET', KEYS[1], record, 'PXAT', expiry)\n"
             + "  return 1\n"
             + "end\n"
             // Only this owner's earlier attempt can have left its own record in the state asked for.
@@ -111,16 +111,12 @@ final class RedisScripts {
 
     /**
      * KEYS[1] key. Reads the record and its expiry by the server's clock, writing nothing. Returns {0} when the key
-     * holds nothing (an expired key reads as absent), else {1, expiry, record}; expiry is TIME + PTTL, or -1 for a
-     * key without a TTL.
+     * holds nothing (an expired key reads as absent), else {1, expiry, record}; expiry is the key's PEXPIRETIME, or
+     * -1 for a key without a TTL.
      */
     static final Script INSPECT = new Script("local v = redis.call('GET', KEYS[1])\n"
             + "if not v then return {0} end\n"
-            + NOW
-            + "local ttl = redis.call('PTTL', KEYS[1])\n"
-            + "local expiry = -1\n"
-            + "if ttl >= 0 then expiry = now + ttl end\n"
-            + "return {1, expiry, v}\n");
+            + "return {1, redis.call('PEXPIRETIME', KEYS[1]), v}\n");
 
     /**
      * KEYS[1] key. Deletes the record whatever its state and owner; returns 1 if there was one. An expired key is

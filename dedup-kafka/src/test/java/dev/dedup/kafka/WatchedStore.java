@@ -20,14 +20,14 @@ import java.util.function.Supplier;
  * <p>The delegate may change between calls ({@link #WatchedStore(Supplier)}): a transactional inbox hands over a
  * view of the store on the consumer's current transaction.
  */
-final class WatchedStore implements DedupStore {
+public final class WatchedStore implements DedupStore {
     private final Supplier<DedupStore> delegate;
     private final Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
     private final AtomicInteger refusedCompletions = new AtomicInteger();
     private final AtomicInteger unstoredCompletions = new AtomicInteger();
     private volatile boolean killed;
 
-    WatchedStore(DedupStore delegate) {
+    public WatchedStore(DedupStore delegate) {
         this(() -> delegate);
     }
 
@@ -42,12 +42,12 @@ final class WatchedStore implements DedupStore {
         return count == null ? 0 : count.get();
     }
 
-    void kill() {
+    public void kill() {
         killed = true;
     }
 
     /** Lets calls through again after {@link #kill()}, as a store that comes back after an outage. */
-    void revive() {
+    public void revive() {
         killed = false;
     }
 

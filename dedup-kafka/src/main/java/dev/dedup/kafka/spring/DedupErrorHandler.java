@@ -12,6 +12,7 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.springframework.kafka.listener.ConsumerRecordRecoverer;
 import org.springframework.kafka.listener.DefaultErrorHandler;
 import org.springframework.util.backoff.BackOff;
+import org.springframework.util.backoff.ExponentialBackOff;
 import org.springframework.util.backoff.FixedBackOff;
 
 /**
@@ -32,7 +33,9 @@ import org.springframework.util.backoff.FixedBackOff;
  *       to the recoverer like any failed record of Spring Kafka (use {@link FixedBackOff#UNLIMITED_ATTEMPTS} to never
  *       give up on it);
  *   <li>{@link KeyInProgressException} is retried every {@code inProgressRetry}, without a limit: the holder completes
- *       the key or its lease lapses, so the wait ends within one lease, and the record is never dead-lettered for it.
+ *       the key or its lease lapses, so the wait ends within one lease, and the record is never dead-lettered for it;
+ *   <li>{@link StoreUnavailableException}, a claim that failed before the handler ran, is retried with a back-off up
+ *       to 10 s, without a limit: a store outage is not an attempt, and never sends a record to the dead letters.
  * </ul>
  *
  * <p>Both retryable exceptions are classified by their own type, never by their cause's: a handler failure that Spring
@@ -62,11 +65,23 @@ public final class DedupErrorHandler {
         }
         BackOff whileHeld = new FixedBackOff(inProgressRetry.toMillis(), FixedBackOff.UNLIMITED_ATTEMPTS);
         DefaultErrorHandler handler = new DefaultErrorHandler(recoverer, failureBackOff);
-        handler.addRetryableExceptions(RecordFailedException.class, KeyInProgressException.class);
+        handler.addRetryableExceptions(RecordFailedException.class, KeyInProgressException.class,
+                StoreUnavailableException.class);
         handler.addNotRetryableExceptions(DeadLetterRecordException.class);
-        handler.setBackOffFunction((record, failure) ->
-                find(failure, KeyInProgressException.class) != null ? whileHeld : null);
+        handler.setBackOffFunction((record, failure) -> {
+            if (find(failure, KeyInProgressException.class) != null) {
+                return whileHeld;
+            }
+            return find(failure, StoreUnavailableException.class) != null ? whileStoreDown() : null;
+        });
         return handler;
+    }
+
+    /** Until the store answers: an outage is not an attempt of the record, whose handler did not run. */
+    private static BackOff whileStoreDown() {
+        ExponentialBackOff backOff = new ExponentialBackOff(200, 2);
+        backOff.setMaxInterval(10_000);
+        return backOff;
     }
 
     /**

@@ -104,6 +104,7 @@ public final class IdempotentRecordListener<K, V, R> implements MessageListener<
      * @param record the record as the container received it
      * @throws KeyInProgressException when another consumer holds the record's key (retryable)
      * @throws RecordFailedException when the handler or the store failed and the key was released (retryable)
+     * @throws StoreUnavailableException when the claim failed, so the handler did not run (retryable, no limit)
      * @throws DeadLetterRecordException when the record can never take effect (not retryable: dead-letter it)
      */
     @Override
@@ -118,11 +119,16 @@ public final class IdempotentRecordListener<K, V, R> implements MessageListener<
      * @return the outcome: {@code Processed}, {@code AlreadyProcessed} (with the stored result) or {@code LeaseLost}
      * @throws KeyInProgressException when another consumer holds the record's key (retryable)
      * @throws RecordFailedException when the handler or the store failed and the key was released (retryable)
+     * @throws StoreUnavailableException when the claim failed, so the handler did not run (retryable, no limit)
      * @throws DeadLetterRecordException when the record can never take effect (not retryable: dead-letter it)
      */
     public ProcessingOutcome<R> process(ConsumerRecord<K, V> record) {
         Objects.requireNonNull(record, "record");
-        ProcessingOutcome<R> outcome = consumer.process(record, handler);
+        boolean[] handlerRan = {false};
+        ProcessingOutcome<R> outcome = consumer.process(record, claimed -> {
+            handlerRan[0] = true;
+            return handler.handle(claimed);
+        });
         String where = RecordKeys.where(record);
         if (outcome instanceof ProcessingOutcome.InProgressElsewhere<R> held) {
             throw new KeyInProgressException(where, held.key(), held.leaseExpiresAt());
@@ -143,6 +149,9 @@ public final class IdempotentRecordListener<K, V, R> implements MessageListener<
             if (failed.keyKept()) {
                 throw new DeadLetterRecordException(where, DeadLetter.Reason.FAILED, failed.key(),
                         String.valueOf(failed.cause()), failed.cause());
+            }
+            if (!handlerRan[0]) {
+                throw new StoreUnavailableException(where, failed.key(), failed.cause());
             }
             throw new RecordFailedException(where, failed.key(), failed.cause());
         }

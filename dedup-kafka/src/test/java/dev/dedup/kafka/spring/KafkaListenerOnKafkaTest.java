@@ -10,6 +10,7 @@ import dev.dedup.MessageHandler;
 import dev.dedup.ResultCodec;
 import dev.dedup.kafka.DeadLetterTopic;
 import dev.dedup.kafka.RecordKeys;
+import dev.dedup.kafka.WatchedStore;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -195,6 +196,33 @@ class KafkaListenerOnKafkaTest {
             assertThat(attempts).hasValue(3);
             assertThat(applied).as("in partition order, once each").containsExactly("flaky", "steady");
             assertThat(kafka.deadLetters(Duration.ofMillis(500))).isEmpty();
+        }
+    }
+
+    @Test
+    @DisplayName("a store outage before the claim is retried until the store is back, never dead-lettered")
+    void storeOutageIsNotAnAttempt() throws Exception {
+        List<String> applied = new CopyOnWriteArrayList<>();
+        try (SpringKafkaFixture kafka = new SpringKafkaFixture("spring-outage");
+                DedupStore real = SpringKafkaFixture.store("postgres")) {
+            WatchedStore store = new WatchedStore(real);
+            var dedup = listener(store, record -> {
+                applied.add(record.value());
+                return null;
+            });
+            try (AnnotationConfigApplicationContext context = start(kafka, dedup, AckMode.RECORD)) {
+                kafka.send("order-0", "first");
+                await("the consumer runs", () -> kafka.committed() == 1);
+                store.kill();   // every store call fails from here, before it reaches the server
+                kafka.send("order-1", "during the outage");
+                Thread.sleep(2_000);   // the handler-failure back-off (4 retries, 100 ms) would have given up by now
+                assertThat(kafka.committed()).as("not committed past while the store is down").isEqualTo(1);
+                store.revive();
+                await("committed once the store is back", () -> kafka.committed() == 2);
+            }
+            assertThat(applied).containsExactly("first", "during the outage");
+            assertThat(kafka.deadLetters(Duration.ofMillis(500))).as("an outage sends nothing to the dead letters")
+                    .isEmpty();
         }
     }
 

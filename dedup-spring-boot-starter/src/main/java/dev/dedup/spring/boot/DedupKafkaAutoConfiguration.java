@@ -10,6 +10,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.Environment;
 import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
+import org.springframework.kafka.listener.AfterRollbackProcessor;
 import org.springframework.kafka.listener.CommonErrorHandler;
 import org.springframework.kafka.listener.DefaultErrorHandler;
 
@@ -38,6 +39,18 @@ public class DedupKafkaAutoConfiguration {
     @ConditionalOnMissingBean(CommonErrorHandler.class)
     public IdempotentKafkaErrorHandler idempotentKafkaErrorHandler() {
         return new IdempotentKafkaErrorHandler();
+    }
+
+    /**
+     * The after-rollback processor Boot sets on its listener container factory, for containers in Kafka
+     * transactions.
+     *
+     * @return the processor that retries a held key and recovers only final failures
+     */
+    @Bean
+    @ConditionalOnMissingBean(AfterRollbackProcessor.class)
+    public IdempotentKafkaAfterRollbackProcessor idempotentKafkaAfterRollbackProcessor() {
+        return new IdempotentKafkaAfterRollbackProcessor();
     }
 
     /**

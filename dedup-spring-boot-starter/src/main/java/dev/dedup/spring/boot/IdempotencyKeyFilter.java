@@ -175,6 +175,10 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
             chain.doFilter(request, response);
         } catch (IOException | ServletException | RuntimeException e) {
             request.removeAttribute(ASYNC_EXCHANGE);
+            if (exchange.abandoned) {
+                exchange.pending.cancel(false);   // the work may still run: the key lapses, never released under it
+                throw e;
+            }
             exchange.settle(new HandlerFailure(e));
             answer(exchange.outcome.join(), exchange);
             return;
@@ -199,7 +203,7 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
     private StoredResponse toStore(Exchange exchange) throws ReleasedResponse {
         ResponseBuffer buffer = exchange.buffer;
         int status = buffer.getStatus();
-        if (buffer.errorSent || (status >= 500 && !settings.isStoreServerErrors())
+        if ((buffer.errorSent && status >= 400) || (status >= 500 && !settings.isStoreServerErrors())
                 || settings.getReleaseStatuses().contains(status)) {
             throw new ReleasedResponse();
         }
@@ -367,6 +371,15 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
 
             @Override
             public void onComplete(AsyncEvent event) {
+                if (pending.isDone()) {
+                    return;
+                }
+                if (!abandoned) {
+                    log.error("{} {}: the asynchronous response completed without the dispatch that would store it"
+                            + " (AsyncContext.complete() without dispatch?); its key is left to lapse with its lease,"
+                            + " so a retry after that runs the handler again", request.getMethod(),
+                            ProtectedRequests.pathOf(request));
+                }
                 // The work's fate is unknown: leave the claim to lapse rather than release it under running work.
                 pending.cancel(false);
             }

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.Objects;
 import org.springframework.kafka.listener.ConsumerRecordRecoverer;
 import org.springframework.kafka.listener.DefaultErrorHandler;
+import org.springframework.kafka.listener.FailedRecordProcessor;
 import org.springframework.util.backoff.BackOff;
 import org.springframework.util.backoff.ExponentialBackOff;
 import org.springframework.util.backoff.FixedBackOff;
@@ -12,7 +13,8 @@ import org.springframework.util.backoff.FixedBackOff;
 /**
  * The container error handler for {@link Idempotent} {@code @KafkaListener} methods; the starter sets it on Boot's
  * listener container factory unless the application defines its own {@code CommonErrorHandler} (which must then be
- * one of these, built with its own recoverer and back-off):
+ * one of these, built with its own recoverer and back-off). Containers in Kafka transactions hand failures to their
+ * after-rollback processor instead, {@link IdempotentKafkaAfterRollbackProcessor}, which decides the same way:
  *
  * <ul>
  *   <li>{@link IdempotentCallInProgressException}, another consumer holds the key: retried every
@@ -46,20 +48,32 @@ public class IdempotentKafkaErrorHandler extends DefaultErrorHandler {
      */
     public IdempotentKafkaErrorHandler(ConsumerRecordRecoverer recoverer, BackOff backOff, Duration inProgressRetry) {
         super(recoverer, Objects.requireNonNull(backOff, "backOff"));
-        Objects.requireNonNull(inProgressRetry, "inProgressRetry");
-        if (inProgressRetry.isNegative() || inProgressRetry.isZero()) {
-            throw new IllegalArgumentException("inProgressRetry must be positive, but was " + inProgressRetry);
-        }
+        classify(this, checkedInProgressRetry(inProgressRetry));
+    }
+
+    /**
+     * Sets the classification and the back-offs of the class comment on a handler or an after-rollback processor.
+     */
+    static void classify(FailedRecordProcessor processor, Duration inProgressRetry) {
         BackOff whileHeld = new FixedBackOff(inProgressRetry.toMillis(), FixedBackOff.UNLIMITED_ATTEMPTS);
-        addRetryableExceptions(IdempotentCallInProgressException.class, DedupStoreException.class);
-        addNotRetryableExceptions(IdempotentCallFailedException.class, IdempotencyKeyReusedException.class,
+        processor.addRetryableExceptions(IdempotentCallInProgressException.class, DedupStoreException.class);
+        processor.addNotRetryableExceptions(IdempotentCallFailedException.class, IdempotencyKeyReusedException.class,
                 IdempotentResultUnavailableException.class);
-        setBackOffFunction((record, failure) -> {
+        processor.setBackOffFunction((record, failure) -> {
             if (causedBy(failure, IdempotentCallInProgressException.class)) {
                 return whileHeld;
             }
             return causedBy(failure, DedupStoreException.class) ? whileStoreDown() : null;
         });
+    }
+
+    /** {@return the retry interval of a held key, checked: positive} */
+    static Duration checkedInProgressRetry(Duration inProgressRetry) {
+        Objects.requireNonNull(inProgressRetry, "inProgressRetry");
+        if (inProgressRetry.isNegative() || inProgressRetry.isZero()) {
+            throw new IllegalArgumentException("inProgressRetry must be positive, but was " + inProgressRetry);
+        }
+        return inProgressRetry;
     }
 
     private static BackOff whileStoreDown() {

@@ -53,9 +53,23 @@ public final class IdempotentKafkaListenerCheck implements SmartLifecycle, BeanF
             return;
         }
         for (MessageListenerContainer container : containers.getAllListenerContainers()) {
-            CommonErrorHandler handler = container instanceof AbstractMessageListenerContainer<?, ?> abstractContainer
-                    ? abstractContainer.getCommonErrorHandler() : null;
-            if (!(handler instanceof IdempotentKafkaErrorHandler)) {
+            if (!(container instanceof AbstractMessageListenerContainer<?, ?> checked)) {
+                continue;
+            }
+            CommonErrorHandler handler = checked.getCommonErrorHandler();
+            boolean transactional = checked.getContainerProperties().getTransactionManager() != null
+                    || checked.getContainerProperties().getKafkaAwareTransactionManager() != null;
+            if (transactional && !(checked.getAfterRollbackProcessor()
+                    instanceof IdempotentKafkaAfterRollbackProcessor)) {
+                throw new DedupConfigurationException("the Kafka listener container '" + container.getListenerId()
+                        + "' runs in transactions with the after-rollback processor "
+                        + checked.getAfterRollbackProcessor().getClass().getName() + ", which skips a record after a"
+                        + " few retries: a record of an @Idempotent listener (" + String.join(", ", listeners)
+                        + ") whose key another consumer holds would never take effect. Give its container factory an"
+                        + " IdempotentKafkaAfterRollbackProcessor, or remove your AfterRollbackProcessor bean to get"
+                        + " the starter's; dedup.kafka.require-error-handler=false turns this check off");
+            }
+            if (!transactional && !(handler instanceof IdempotentKafkaErrorHandler)) {
                 throw new DedupConfigurationException("the Kafka listener container '" + container.getListenerId()
                         + "' uses " + (handler == null ? "Spring Kafka's default error handler"
                                 : handler.getClass().getName()) + ", which retries a record a few times and then"
@@ -63,7 +77,8 @@ public final class IdempotentKafkaListenerCheck implements SmartLifecycle, BeanF
                         + ") whose key another consumer holds would never take effect. Give its container factory an"
                         + " IdempotentKafkaErrorHandler (new IdempotentKafkaErrorHandler(recoverer, backOff,"
                         + " Duration.ofSeconds(1))), or remove your CommonErrorHandler bean to get the starter's;"
-                        + " dedup.kafka.require-error-handler=false turns this check off");
+                        + " dedup.kafka.require-error-handler=false turns this check off (for containers that serve"
+                        + " no @Idempotent listener, such as @RetryableTopic's)");
             }
         }
     }

@@ -2,6 +2,7 @@ package dev.dedup.spring.boot;
 
 import dev.dedup.DedupConfigurationException;
 import dev.dedup.DedupKeys;
+import dev.dedup.DedupLimits;
 import dev.dedup.DedupStore;
 import dev.dedup.IdempotentConsumer;
 import dev.dedup.ResultCodec;
@@ -37,11 +38,13 @@ final class IdempotentMethod {
     private final Expression key;
     private final Expression fingerprint;
     private final JsonMapper json;
+    private final boolean joinsCallersTransaction;
     final IdempotentConsumer<MethodInvocation, Object> consumer;
 
     IdempotentMethod(Method method, Idempotent annotation, DedupStore store, JsonMapper json, Duration lease,
-            Duration retention) {
+            Duration retention, boolean joinsCallersTransaction) {
         this.method = method;
+        this.joinsCallersTransaction = joinsCallersTransaction;
         this.json = json;
         this.scope = annotation.scope().isEmpty() ? defaultScope(method) : annotation.scope();
         this.key = parse("key", annotation.key());
@@ -76,6 +79,20 @@ final class IdempotentMethod {
     private static String defaultScope(Method method) {
         return method.getDeclaringClass().getName() + "." + method.getName() + Arrays.stream(
                 method.getParameterTypes()).map(Class::getSimpleName).collect(Collectors.joining(",", "(", ")"));
+    }
+
+    /** {@return the call's store key, or null when it has none (the call then fails as it would anyway)} */
+    String keyOrNull(MethodInvocation call) {
+        try {
+            return DedupLimits.checkKey(keyOf(call));
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+
+    /** {@return whether the method runs in its caller's transaction, when there is one (no REQUIRES_NEW)} */
+    boolean joinsCallersTransaction() {
+        return joinsCallersTransaction;
     }
 
     /** {@return whether a call returns a value to replay (not {@code void})} */

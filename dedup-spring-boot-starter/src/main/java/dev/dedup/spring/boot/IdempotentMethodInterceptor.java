@@ -45,13 +45,22 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
     public Object invoke(MethodInvocation call) throws Throwable {
         IdempotentMethod method = methods.computeIfAbsent(call.getMethod(), m -> read(m, call));
         ProcessingOutcome<Object> outcome;
-        if (TRANSACTIONS && TransactionalCompletion.inTransaction()) {
+        if (TRANSACTIONS && method.joinsCallersTransaction() && TransactionalCompletion.inTransaction()) {
+            String key = method.keyOrNull(call);
+            TransactionalCompletion.Returned earlier = key == null ? null
+                    : TransactionalCompletion.earlierInThisTransaction(key);
+            if (earlier != null) {
+                return earlier.value();   // this transaction already ran it; its claim waits for the commit
+            }
             Returned returned = new Returned();
             CompletableFuture<ProcessingOutcome<Object>> settled = method.consumer.processDeferred(call, c -> {
                 returned.value = proceed(c);
                 return TransactionalCompletion.afterCommit(returned.value);
             }).toCompletableFuture();
             if (!settled.isDone()) {
+                if (key != null) {
+                    TransactionalCompletion.remember(key, returned.value);
+                }
                 return returned.value;   // the method ran; its result is stored when the transaction commits
             }
             outcome = settled.join();
@@ -97,8 +106,10 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
                 : AopUtils.getMostSpecificMethod(method, AopUtils.getTargetClass(call.getThis()));
         Idempotent annotation = AnnotatedElementUtils.findMergedAnnotation(target, Idempotent.class);
         DedupProperties settings = properties.get();
+        boolean joinsCallersTransaction = !TRANSACTIONS || call.getThis() == null
+                || !TransactionalCompletion.leavesCallersTransaction(target, AopUtils.getTargetClass(call.getThis()));
         return new IdempotentMethod(target, annotation, store.get(), json.get(), settings.getLease(),
-                settings.getRetention());
+                settings.getRetention(), joinsCallersTransaction);
     }
 
     /** The method itself, seen as a handler: checked exceptions pass through the facade as they are. */

@@ -2,15 +2,15 @@ package dev.dedup.spring.boot;
 
 /**
  * Reads one {@code Idempotency-Key} header value. The draft makes it an RFC 8941 sf-string
- * ({@code "8e03978e-40d5-43e8-bc93-6894a57f9324"}); many clients send the bare key, so a bare key of token
- * characters is accepted too. Anything else (an unterminated string, a list, parameters, spaces, bytes outside
+ * ({@code "8e03978e-40d5-43e8-bc93-6894a57f9324"}); many clients send the bare key, so a bare key of HTTP token
+ * characters (RFC 9110 tchar), and of {@code : / =} that base64 and URN keys hold, is accepted too. Anything else (an unterminated string, a list, parameters, spaces, bytes outside
  * printable ASCII) is refused: guessing what a malformed key meant could merge two operations into one.
  */
 final class KeyHeaderValue {
     /** What a refusal says is allowed, so a client can fix its request. */
     static final String ALLOWED = "an RFC 8941 string such as \"8e03978e-40d5-43e8-bc93-6894a57f9324\" (printable"
-            + " ASCII between double quotes, with \\\" and \\\\ escaped), or a bare key of letters, digits and"
-            + " - . _ ~ : / + = *";
+            + " ASCII between double quotes, with \\\" and \\\\ escaped), or a bare key of HTTP token characters"
+            + " (letters, digits and ! # $ % & ' * + - . ^ _ ` | ~) and : / =";
 
     private KeyHeaderValue() {}
 
@@ -67,7 +67,7 @@ final class KeyHeaderValue {
 
     private static boolean isBareKeyCharacter(char c) {
         return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-                || "-._~:/+=*".indexOf(c) >= 0;
+                || "!#$%&'*+-.^_`|~:/=".indexOf(c) >= 0;
     }
 
     private static IllegalArgumentException refused(String header, String problem) {

@@ -5,6 +5,7 @@ import java.util.Collection;
 import java.util.Map;
 import java.util.Optional;
 import org.springframework.core.annotation.MergedAnnotations;
+import org.springframework.util.ClassUtils;
 
 /** Which declared return types a stored JSON result reads back as the object the method returned. */
 final class ReplayableTypes {
@@ -30,8 +31,10 @@ final class ReplayableTypes {
      * losing what makes it an {@code actual}}
      */
     static boolean replaysAs(Class<?> declared, Class<?> actual) {
-        return declared.isPrimitive() || actual == declared || declared.isEnum() || containerOf(declared)
-                || recordsItsType(declared);
+        // A CGLIB proxy of the declared class is the declared class; a JDK type's subclasses (a Timestamp for a
+        // Date) read back as the JDK type by design.
+        return declared.isPrimitive() || ClassUtils.getUserClass(actual) == declared || declared.isEnum()
+                || containerOf(declared) || declared.getName().startsWith("java.") || recordsItsType(declared);
     }
 
     private static boolean recordsItsType(Class<?> declared) {

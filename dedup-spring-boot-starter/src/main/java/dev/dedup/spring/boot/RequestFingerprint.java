@@ -21,7 +21,11 @@ final class RequestFingerprint {
         }
         update(sha256, method.getBytes(StandardCharsets.UTF_8));
         update(sha256, path.getBytes(StandardCharsets.UTF_8));
-        update(sha256, (query == null ? "" : query).getBytes(StandardCharsets.UTF_8));
+        if (query != null && !query.isEmpty()) {
+            // Only when there is one: a request without a query keeps the fingerprint it had before queries counted.
+            update(sha256, new byte[] {'?'});
+            update(sha256, query.getBytes(StandardCharsets.UTF_8));
+        }
         update(sha256, body);
         return sha256.digest();
     }

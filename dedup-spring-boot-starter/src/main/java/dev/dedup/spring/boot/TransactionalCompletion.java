@@ -1,7 +1,13 @@
 package dev.dedup.spring.boot;
 
+import java.lang.reflect.Method;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.annotation.AnnotationTransactionAttributeSource;
+import org.springframework.transaction.interceptor.TransactionAttribute;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
@@ -14,9 +20,64 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 final class TransactionalCompletion {
     private TransactionalCompletion() {}
 
+    private static final AnnotationTransactionAttributeSource TRANSACTION_ATTRIBUTES =
+            new AnnotationTransactionAttributeSource();
+
     /** {@return whether the calling thread runs inside a transaction that reports its end} */
     static boolean inTransaction() {
         return TransactionSynchronizationManager.isSynchronizationActive();
+    }
+
+    /**
+     * {@return whether the method's own {@code @Transactional} runs it outside the caller's transaction
+     * (REQUIRES_NEW, NOT_SUPPORTED, NEVER): its effects commit, or not, on their own, so its result is stored when
+     * it returns, whatever the caller's transaction does later}
+     */
+    static boolean leavesCallersTransaction(Method method, Class<?> targetClass) {
+        TransactionAttribute own = TRANSACTION_ATTRIBUTES.getTransactionAttribute(method, targetClass);
+        if (own == null) {
+            return false;
+        }
+        int propagation = own.getPropagationBehavior();
+        return propagation == TransactionDefinition.PROPAGATION_REQUIRES_NEW
+                || propagation == TransactionDefinition.PROPAGATION_NOT_SUPPORTED
+                || propagation == TransactionDefinition.PROPAGATION_NEVER;
+    }
+
+    /**
+     * {@return what an earlier call under {@code key} returned in this transaction, still waiting for its commit;
+     * null when none} A second call with the key would find the first one's claim held, by its own transaction.
+     */
+    static Returned earlierInThisTransaction(String key) {
+        PendingResults pending = pendingResults(false);
+        return pending == null ? null : pending.byKey.get(key);
+    }
+
+    /** Keeps what a call returned for the rest of its transaction, for {@link #earlierInThisTransaction}. */
+    static void remember(String key, Object result) {
+        pendingResults(true).byKey.put(key, new Returned(result));
+    }
+
+    private static PendingResults pendingResults(boolean create) {
+        for (TransactionSynchronization registered : TransactionSynchronizationManager.getSynchronizations()) {
+            if (registered instanceof PendingResults pending) {
+                return pending;
+            }
+        }
+        if (!create) {
+            return null;
+        }
+        PendingResults pending = new PendingResults();
+        TransactionSynchronizationManager.registerSynchronization(pending);
+        return pending;
+    }
+
+    /** What a call returned, null included. */
+    record Returned(Object value) {}
+
+    /** The results of this transaction's calls, by key; it ends with the transaction that registered it. */
+    private static final class PendingResults implements TransactionSynchronization {
+        private final Map<String, Returned> byKey = new HashMap<>();
     }
 
     /** {@return a stage that completes with {@code result} when the transaction commits, or fails on rollback} */

@@ -193,4 +193,12 @@ public class Billing {
             this.radius = radius;
         }
     }
+
+    /** In a transaction of its own: its result stands whatever its caller's transaction does. */
+    @Idempotent(key = "#id")
+    @org.springframework.transaction.annotation.Transactional(
+            propagation = org.springframework.transaction.annotation.Propagation.REQUIRES_NEW)
+    public String captureOnItsOwn(String id) {
+        return "own " + run("own-" + id);
+    }
 }

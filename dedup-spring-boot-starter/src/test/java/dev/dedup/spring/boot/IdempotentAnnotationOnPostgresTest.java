@@ -49,6 +49,26 @@ class IdempotentAnnotationOnPostgresTest extends IdempotentAnnotationContract {
         registry.add("dedup.namespace", () -> Servers.unique("boot-ann-pg"));
     }
 
+    @Test
+    void theSameKeyTwiceInOneTransactionRunsOnceAndReturnsTheFirstResult() {
+        String id = id();
+
+        assertThat(ledger.bookTwice(id)).isEqualTo("capture 1/capture 1");
+        assertThat(billing.capture(id)).isEqualTo("capture 1");   // committed: replayed
+        assertThat(billing.runs("capture-" + id)).isEqualTo(1);
+    }
+
+    @Test
+    void aMethodInATransactionOfItsOwnKeepsItsResultWhenTheCallersRollsBack() {
+        String id = id();
+
+        assertThatThrownBy(() -> ledger.captureOnItsOwnThenRollBack(id))
+                .hasMessage("rolled back after the inner commit");
+
+        assertThat(billing.captureOnItsOwn(id)).isEqualTo("own 1");   // its own transaction committed: replayed
+        assertThat(billing.runs("own-" + id)).isEqualTo(1);
+    }
+
     @Autowired
     MeterRegistry meters;
 

@@ -25,6 +25,22 @@ public class Ledger {
         return receipt;
     }
 
+    /** Captures the same id twice in one transaction, as a batch with a duplicate would. */
+    @Transactional
+    public String bookTwice(String id) {
+        String first = billing.capture(id);
+        String second = billing.capture(id);
+        jdbc.update("INSERT INTO ledger_entries (id, receipt) VALUES (?, ?)", id, first + "/" + second);
+        return first + "/" + second;
+    }
+
+    /** Calls a method with a transaction of its own, then rolls back its own. */
+    @Transactional
+    public void captureOnItsOwnThenRollBack(String id) {
+        billing.captureOnItsOwn(id);
+        throw new IllegalStateException("rolled back after the inner commit");
+    }
+
     int entries(String id) {
         return jdbc.queryForObject("SELECT count(*) FROM ledger_entries WHERE id = ?", Integer.class, id);
     }

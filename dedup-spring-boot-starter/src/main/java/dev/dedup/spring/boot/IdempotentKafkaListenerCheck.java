@@ -57,8 +57,7 @@ public final class IdempotentKafkaListenerCheck implements SmartLifecycle, BeanF
                 continue;
             }
             CommonErrorHandler handler = checked.getCommonErrorHandler();
-            boolean transactional = checked.getContainerProperties().getTransactionManager() != null
-                    || checked.getContainerProperties().getKafkaAwareTransactionManager() != null;
+            boolean transactional = checked.getContainerProperties().getKafkaAwareTransactionManager() != null;
             if (transactional && !(checked.getAfterRollbackProcessor()
                     instanceof IdempotentKafkaAfterRollbackProcessor)) {
                 throw new DedupConfigurationException("the Kafka listener container '" + container.getListenerId()

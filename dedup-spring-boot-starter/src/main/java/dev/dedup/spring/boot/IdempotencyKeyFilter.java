@@ -1,5 +1,6 @@
 package dev.dedup.spring.boot;
 
+import dev.dedup.DedupLimits;
 import dev.dedup.DedupStore;
 import dev.dedup.IdempotentConsumer;
 import dev.dedup.ProcessingOutcome;
@@ -8,9 +9,13 @@ import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletOutputStream;
+import jakarta.servlet.WriteListener;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.io.OutputStreamWriter;
+import java.io.PrintWriter;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -207,8 +212,10 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
                 || settings.getReleaseStatuses().contains(status)) {
             throw new ReleasedResponse();
         }
-        return new StoredResponse(exchange.fingerprint, status, replayHeaders(buffer),
-                buffer.getContentAsByteArray(), false);
+        byte[] body = buffer.bodyOrNull();
+        StoredResponse stored = new StoredResponse(exchange.fingerprint, status, replayHeaders(buffer),
+                body == null ? new byte[0] : body, false);
+        return body == null ? stored.withoutBody() : stored;
     }
 
     private Map<String, List<String>> replayHeaders(ResponseBuffer buffer) {
@@ -391,9 +398,18 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
         }
     }
 
-    /** The response buffered to be stored; it knows when the container will render an error page after us. */
+    /**
+     * The response buffered to be stored, up to what a record holds: past that, the buffered part goes to the
+     * client and the rest streams through, so a large response costs no more memory than a record; it is then
+     * stored without its body. It knows when the container will render an error page after us.
+     */
     private static final class ResponseBuffer extends ContentCachingResponseWrapper {
+        private static final int MAX_BUFFERED_BYTES = DedupLimits.MAX_RESULT_BYTES;
+
         private boolean errorSent;
+        private boolean overflowed;
+        private ServletOutputStream bounded;
+        private PrintWriter writer;
 
         private ResponseBuffer(HttpServletResponse response) {
             super(response);
@@ -411,10 +427,92 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
             super.sendError(status, message);
         }
 
+        @Override
+        public ServletOutputStream getOutputStream() throws IOException {
+            if (bounded == null) {
+                bounded = new BoundedStream(super.getOutputStream());
+            }
+            return bounded;
+        }
+
+        @Override
+        public PrintWriter getWriter() throws IOException {
+            if (writer == null) {
+                String encoding = getCharacterEncoding();
+                writer = new PrintWriter(new OutputStreamWriter(getOutputStream(),
+                        encoding == null ? "ISO-8859-1" : encoding), true);
+            }
+            return writer;
+        }
+
+        @Override
+        public void flushBuffer() throws IOException {
+            if (overflowed) {
+                getResponse().flushBuffer();   // streaming through: the client gets what was written
+            }
+        }
+
+        /** {@return the whole body as written, or null when it outgrew the buffer and went to the client} */
+        private byte[] bodyOrNull() {
+            if (writer != null) {
+                writer.flush();
+            }
+            return overflowed ? null : getContentAsByteArray();
+        }
+
         /** Sends the buffered body to the client; an error page is the container's to render. */
         private void sendAsIs() throws IOException {
+            if (writer != null) {
+                writer.flush();
+            }
             if (!errorSent) {
                 copyBodyToResponse();
+            }
+        }
+
+        /** Buffers until the limit, then hands what it has to the client and writes through. */
+        private final class BoundedStream extends ServletOutputStream {
+            private final ServletOutputStream buffer;
+            private ServletOutputStream client;
+
+            private BoundedStream(ServletOutputStream buffer) {
+                this.buffer = buffer;
+            }
+
+            @Override
+            public void write(int b) throws IOException {
+                write(new byte[] {(byte) b}, 0, 1);
+            }
+
+            @Override
+            public void write(byte[] bytes, int offset, int length) throws IOException {
+                if (client != null) {
+                    client.write(bytes, offset, length);
+                    return;
+                }
+                buffer.write(bytes, offset, length);
+                if (getContentSize() > MAX_BUFFERED_BYTES) {
+                    overflowed = true;
+                    copyBodyToResponse(false);
+                    client = getResponse().getOutputStream();
+                }
+            }
+
+            @Override
+            public void flush() throws IOException {
+                if (client != null) {
+                    client.flush();
+                }
+            }
+
+            @Override
+            public boolean isReady() {
+                return client == null || client.isReady();
+            }
+
+            @Override
+            public void setWriteListener(WriteListener listener) {
+                (client != null ? client : buffer).setWriteListener(listener);
             }
         }
     }

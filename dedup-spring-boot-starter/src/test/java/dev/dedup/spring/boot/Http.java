@@ -45,6 +45,22 @@ final class Http {
         return send(request.build());
     }
 
+    /** A POST whose response body is read as it arrives. */
+    HttpResponse<java.io.InputStream> postStreaming(String path, String key, String body) {
+        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .timeout(Duration.ofSeconds(30)).header("Content-Type", "text/plain")
+                .header("Idempotency-Key", key).header("X-Test-User", DEFAULT_USER)
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build();
+        try {
+            return client.send(request, HttpResponse.BodyHandlers.ofInputStream());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
     HttpResponse<String> get(String path) {
         return send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
                 .timeout(Duration.ofSeconds(30)).GET().build());

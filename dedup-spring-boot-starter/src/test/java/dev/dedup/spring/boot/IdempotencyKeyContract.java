@@ -335,6 +335,30 @@ abstract class IdempotencyKeyContract {
     }
 
     @Test
+    void aResponseLargerThanARecordStreamsPastTheBufferAndIsReplayedWithoutItsBody() throws Exception {
+        String key = key();
+        String body = body();
+        java.util.concurrent.CountDownLatch go = TestApplication.LARGE_RESPONSE_GO.computeIfAbsent(body,
+                b -> new java.util.concurrent.CountDownLatch(1));
+
+        HttpResponse<java.io.InputStream> first = http.postStreaming("/large", key, body);
+        byte[] head = first.body().readNBytes(300 * 1024);   // arrives while the handler still waits
+        boolean streamed = !TestApplication.LARGE_RESPONSES_FINISHED.contains(body);
+        go.countDown();
+        byte[] rest = first.body().readAllBytes();
+        HttpResponse<String> retry = http.post("/large", key, body);
+
+        assertThat(first.statusCode()).isEqualTo(201);
+        assertThat(head).hasSize(300 * 1024);
+        assertThat(streamed).as("the first 300 KiB reached the client before the handler finished").isTrue();
+        assertThat(new String(rest, java.nio.charset.StandardCharsets.UTF_8)).isEqualTo("end");
+        assertThat(retry.statusCode()).isEqualTo(201);
+        assertThat(retry.body()).isEmpty();
+        assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertThat(TestApplication.runs(body)).isEqualTo(1);
+    }
+
+    @Test
     void malformedKeysAre400AndTheHandlerDoesNotRun() {
         String body = body();
         for (String malformed : List.of("\"abc", "abc def", "\"a\", \"b\"", "\"a\";p=1", "a,b", "\"\"")) {

@@ -13,7 +13,7 @@ import org.springframework.test.context.DynamicPropertySource;
 
 /** The filter on the PostgreSQL store that the starter builds on the application's own DataSource. */
 @SpringBootTest(classes = TestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = {"dedup.http.paths=/payments,/flaky,/rejects,/throws,/throttled,/missing,/async/**", "dedup.store.create-schema=true",
+        properties = {"dedup.http.paths=/payments,/flaky,/rejects,/throws,/throttled,/missing,/async/**,/large", "dedup.store.create-schema=true",
                 "management.endpoint.health.show-details=always"})
 class IdempotencyKeyFilterOnPostgresTest extends IdempotencyKeyContract {
 

@@ -15,7 +15,7 @@ import org.springframework.test.context.DynamicPropertySource;
  * The filter on the Redis store opened from {@code dedup.store.uri}, which wins over the application's DataSource.
  */
 @SpringBootTest(classes = TestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = {"dedup.http.paths=/payments,/flaky,/rejects,/throws,/throttled,/missing,/async/**", "management.endpoint.health.show-details=always"})
+        properties = {"dedup.http.paths=/payments,/flaky,/rejects,/throws,/throttled,/missing,/async/**,/large", "management.endpoint.health.show-details=always"})
 class IdempotencyKeyFilterOnRedisTest extends IdempotencyKeyContract {
 
     @DynamicPropertySource

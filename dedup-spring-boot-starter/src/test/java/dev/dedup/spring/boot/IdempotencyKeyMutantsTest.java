@@ -73,7 +73,7 @@ class IdempotencyKeyMutantsTest {
 
     /** The contract on PostgreSQL, with the mutant's wrapper (or settings) in front of the filter. */
     abstract static class OnMutant extends IdempotencyKeyContract {
-        static final String PATHS = "dedup.http.paths=/payments,/flaky,/rejects,/throws,/throttled,/missing,/async/**";
+        static final String PATHS = "dedup.http.paths=/payments,/flaky,/rejects,/throws,/throttled,/missing,/async/**,/large";
 
         @DynamicPropertySource
         static void postgres(DynamicPropertyRegistry registry) {

@@ -37,6 +37,11 @@ class TestApplication {
     /** Runs of the handlers, by request body: each test sends bodies of its own. */
     static final Map<String, AtomicInteger> RUNS = new ConcurrentHashMap<>();
 
+    /** Releases the last line of a {@code /large} response, by request body. */
+    static final Map<String, java.util.concurrent.CountDownLatch> LARGE_RESPONSE_GO = new ConcurrentHashMap<>();
+    /** The bodies of the {@code /large} requests whose handler has finished waiting. */
+    static final java.util.Set<String> LARGE_RESPONSES_FINISHED = ConcurrentHashMap.newKeySet();
+
     static int runs(String body) {
         AtomicInteger runs = RUNS.get(body);
         return runs == null ? 0 : runs.get();
@@ -181,6 +186,24 @@ class TestApplication {
                 }
             };
             return ResponseEntity.status(201).contentType(MediaType.TEXT_PLAIN).body(chunks);
+        }
+
+        /**
+         * Writes 300 KiB, more than a record holds, then waits for {@link #LARGE_RESPONSE_GO} (at most 5 s) before its
+         * last line: a client that reads the 300 KiB before releasing it proves the response streamed.
+         */
+        @PostMapping("/large")
+        void large(@RequestBody String body, HttpServletResponse response) throws Exception {
+            RUNS.computeIfAbsent(body, b -> new AtomicInteger()).incrementAndGet();
+            response.setStatus(201);
+            response.setContentType("text/plain");
+            var out = response.getOutputStream();
+            out.write(new byte[300 * 1024]);
+            out.flush();
+            LARGE_RESPONSE_GO.computeIfAbsent(body, b -> new java.util.concurrent.CountDownLatch(1))
+                    .await(5, TimeUnit.SECONDS);
+            LARGE_RESPONSES_FINISHED.add(body);
+            out.write("end".getBytes(StandardCharsets.UTF_8));
         }
 
         /** Answers a client error, which is stored like a success. */

@@ -831,6 +831,8 @@ start_kafka() {
     local cluster_id
     # A KRaft cluster id: 16 random bytes, URL-safe Base64 without padding (22 characters).
     cluster_id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | cut -c 1-22)
+    # One id in 64 starts with '-', which the storage tool reads as an option ("expected one argument").
+    cluster_id="A${cluster_id:1}"
     if ! "${java[@]}" kafka.tools.StorageTool format -t "$cluster_id" -c "$KAFKA_DIR/server.properties" \
         > "$KAFKA_DIR/format.log" 2>&1 9>&-; then
       cat "$KAFKA_DIR/format.log" >&2

@@ -7,6 +7,7 @@ import java.lang.reflect.UndeclaredThrowableException;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -24,13 +25,13 @@ import tools.jackson.databind.json.JsonMapper;
 final class IdempotentMethodInterceptor implements MethodInterceptor {
     private static final Logger log = LoggerFactory.getLogger(IdempotentMethodInterceptor.class);
 
-    private final Supplier<DedupStore> store;
-    private final Supplier<JsonMapper> json;
-    private final Supplier<DedupProperties> properties;
     private static final boolean TRANSACTIONS = ClassUtils.isPresent(
             "org.springframework.transaction.support.TransactionSynchronizationManager",
             IdempotentMethodInterceptor.class.getClassLoader());
 
+    private final Supplier<DedupStore> store;
+    private final Supplier<JsonMapper> json;
+    private final Supplier<DedupProperties> properties;
     private final Map<Method, IdempotentMethod> methods = new ConcurrentHashMap<>();
 
     /** Takes suppliers: the beans are looked up at a method's first call, not when the advisor is built. */
@@ -52,16 +53,16 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
             if (earlier != null) {
                 return earlier.value();   // this transaction already ran it; its claim waits for the commit
             }
-            Returned returned = new Returned();
+            AtomicReference<Object> returned = new AtomicReference<>();
             CompletableFuture<ProcessingOutcome<Object>> settled = method.consumer.processDeferred(call, c -> {
-                returned.value = proceed(c);
-                return TransactionalCompletion.afterCommit(returned.value);
+                returned.set(proceed(c));
+                return TransactionalCompletion.afterCommit(returned.get());
             }).toCompletableFuture();
             if (!settled.isDone()) {
                 if (key != null) {
-                    TransactionalCompletion.remember(key, returned.value);
+                    TransactionalCompletion.remember(key, returned.get());
                 }
-                return returned.value;   // the method ran; its result is stored when the transaction commits
+                return returned.get();   // the method ran; its result is stored when the transaction commits
             }
             outcome = settled.join();
         } else {
@@ -93,11 +94,6 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
             return lost.result();
         }
         throw unwrapped(((ProcessingOutcome.Failed<Object>) outcome).cause());
-    }
-
-    /** The method's return value, kept for the caller while its completion waits for the commit. */
-    private static final class Returned {
-        private Object value;
     }
 
     private IdempotentMethod read(Method method, MethodInvocation call) {

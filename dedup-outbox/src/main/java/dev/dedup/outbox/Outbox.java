@@ -169,6 +169,7 @@ public final class Outbox {
     private OutboxSchemaReport createLocked(Connection connection, Statement statement, DataSource cronDatabase)
             throws SQLException {
         statement.execute(table.createTable());
+        statement.execute(table.addParkingColumns());     // a table made by an earlier version lacks them
         statement.execute(table.createUnpublishedIndex());
         statement.execute(table.createPublishedIndex());
         statement.execute(table.createPurgeProcedure());
@@ -235,9 +236,34 @@ public final class Outbox {
         }
     }
 
-    /** {@return how many events are waiting to be published} */
+    /** {@return how many events are waiting to be published; parked events are not waiting} */
     public long pendingCount() {
         return query("pendingCount", table.pending());
+    }
+
+    /**
+     * {@return how many events are parked: rejected by the broker {@link OutboxRelay.Builder#maxAttempts} times for a
+     * reason of their own, and left out of every batch until {@link #replayParked()}}
+     */
+    public long parkedCount() {
+        return query("parkedCount", table.parked());
+    }
+
+    /**
+     * Puts every parked event back in line with its attempts reset to 0, for when the cause is fixed (the topic or
+     * exchange created, the limit raised). The relay publishes them in its next cycles, after the later events of
+     * their keys that went out meanwhile: parking gave up their key's order. To replay only some, run the SQL in the
+     * outbox documentation with a {@code WHERE} of your own.
+     *
+     * @return how many events were put back
+     */
+    public int replayParked() {
+        try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement()) {
+            connection.setAutoCommit(true);
+            return statement.executeUpdate(table.replayParked());
+        } catch (SQLException e) {
+            throw failure("replayParked", e);
+        }
     }
 
     /** {@return how long the oldest unpublished event has waited, by the database's clock; empty when none waits} */
@@ -286,8 +312,11 @@ public final class Outbox {
     DedupStoreException failure(String operation, SQLException e) {
         // SQLState class 08 is a broken connection: worth retrying. Driver messages name no password.
         boolean retryable = e.getSQLState() != null && e.getSQLState().startsWith("08");
+        // 42703, undefined column: a table made before the parking columns, which createSchema adds.
+        String hint = "42703".equals(e.getSQLState()) ? "; the table may predate columns of this version: run"
+                + " Outbox.createSchema() again, or: " + table.addParkingColumns() : "";
         return new DedupStoreException("outbox " + table.name.display() + " " + operation + " failed: "
-                + e.getClass().getSimpleName() + " [" + e.getSQLState() + "] " + e.getMessage(), e, retryable);
+                + e.getClass().getSimpleName() + " [" + e.getSQLState() + "] " + e.getMessage() + hint, e, retryable);
     }
 
     /** Builds an {@link Outbox}. */

@@ -37,6 +37,12 @@ import org.slf4j.LoggerFactory;
  * off each other's keys meanwhile, so they rarely take events they must put back. After a failed or repeated
  * publish, a key's earlier event can arrive again after its later ones; the first copies arrive in order.
  *
+ * <p><b>Poison events.</b> An event the broker rejects for a reason of its own (see
+ * {@link OutboxPublishException#rejected()}) counts an attempt; at {@link Builder#maxAttempts} it is parked: left out
+ * of every batch and of the order check, so the later events of its key go out without it. Parking gives up that
+ * key's order, by design; {@link Outbox#replayParked()} puts parked events back once their cause is fixed. An outage
+ * counts no attempt.
+ *
  * <pre>{@code
  * OutboxRelay relay = OutboxRelay.builder(outbox, publisher).batchSize(100).pollInterval(Duration.ofMillis(100))
  *         .build();
@@ -52,11 +58,14 @@ public final class OutboxRelay implements AutoCloseable {
     private final String nextBatch;
     private final String unpublishedOfKeys;
     private final String markPublished;
+    private final String recordRejections;
     private final int batchSize;
+    private final int maxAttempts;
     private final Duration pollInterval;
     private final Duration maxBackoff;
     private final AtomicLong published = new AtomicLong();
     private final AtomicLong publishErrors = new AtomicLong();
+    private final AtomicLong parked = new AtomicLong();
     private final Object lifecycle = new Object();
     private Thread thread;
     private volatile boolean running;
@@ -68,7 +77,9 @@ public final class OutboxRelay implements AutoCloseable {
         this.nextBatch = outbox.statements().nextBatch();
         this.unpublishedOfKeys = outbox.statements().unpublishedOfKeys();
         this.markPublished = outbox.statements().markPublished();
+        this.recordRejections = outbox.statements().recordRejections();
         this.batchSize = builder.batchSize;
+        this.maxAttempts = builder.maxAttempts;
         this.pollInterval = builder.pollInterval;
         this.maxBackoff = builder.maxBackoff;
     }
@@ -78,7 +89,7 @@ public final class OutboxRelay implements AutoCloseable {
      *
      * @param outbox the outbox whose events to publish
      * @param publisher publishes to the broker and waits for its confirmation
-     * @return a builder with batch size 100, poll interval 100 ms and back-off up to 30 s
+     * @return a builder with batch size 100, poll interval 100 ms, back-off up to 30 s and 5 attempts per event
      */
     public static Builder builder(Outbox outbox, OutboxPublisher publisher) {
         return new Builder(outbox, publisher);
@@ -223,6 +234,7 @@ public final class OutboxRelay implements AutoCloseable {
             }
         }
         if (failure != null) {
+            recordRejections(connection, batch, failure.rejected());
             // Commit what was confirmed, then report the rest; the caller's rollback is a no-op after the commit.
             connection.commit();
             published.addAndGet(ids.size());
@@ -231,6 +243,41 @@ public final class OutboxRelay implements AutoCloseable {
         }
         published.addAndGet(ids.size());
         return ids.size();
+    }
+
+    /** Counts an attempt for each rejected event of the batch, and parks those at the limit. */
+    private void recordRejections(Connection connection, List<OutboxEvent> batch, Map<String, String> rejected)
+            throws SQLException {
+        List<Long> ids = new ArrayList<>();
+        List<String> errors = new ArrayList<>();
+        Map<Long, OutboxEvent> byId = new HashMap<>();
+        for (OutboxEvent event : batch) {
+            String error = rejected.get(event.messageId());
+            if (error != null) {
+                ids.add(event.id());
+                errors.add(error);
+                byId.put(event.id(), event);
+            }
+        }
+        if (ids.isEmpty()) {
+            return;
+        }
+        try (PreparedStatement update = connection.prepareStatement(recordRejections)) {
+            update.setInt(1, maxAttempts);
+            update.setArray(2, connection.createArrayOf("bigint", ids.toArray()));
+            update.setArray(3, connection.createArrayOf("text", errors.toArray()));
+            try (ResultSet rows = update.executeQuery()) {
+                while (rows.next()) {
+                    if (rows.getBoolean(2)) {
+                        OutboxEvent event = byId.get(rows.getLong(1));
+                        parked.incrementAndGet();
+                        log.error("outbox relay for {}: parked {} after {} attempts, the broker rejecting it: {}."
+                                + " Its key's later events go on without it; Outbox.replayParked() puts it back",
+                                outbox.table(), event, maxAttempts, rejected.get(event.messageId()));
+                    }
+                }
+            }
+        }
     }
 
     private List<OutboxEvent> nextBatch(Connection connection) throws SQLException {
@@ -323,6 +370,11 @@ public final class OutboxRelay implements AutoCloseable {
         return publishErrors.get();
     }
 
+    /** {@return how many events this relay parked since it was built (see {@link Builder#maxAttempts})} */
+    public long parkedEvents() {
+        return parked.get();
+    }
+
     /** Builds an {@link OutboxRelay}. */
     public static final class Builder {
         private final Outbox outbox;
@@ -330,6 +382,7 @@ public final class OutboxRelay implements AutoCloseable {
         private int batchSize = 100;
         private Duration pollInterval = Duration.ofMillis(100);
         private Duration maxBackoff = Duration.ofSeconds(30);
+        private int maxAttempts = 5;
 
         private Builder(Outbox outbox, OutboxPublisher publisher) {
             this.outbox = Objects.requireNonNull(outbox, "outbox");
@@ -370,6 +423,23 @@ public final class OutboxRelay implements AutoCloseable {
          */
         public Builder maxBackoff(Duration maxBackoff) {
             this.maxBackoff = within("maxBackoff", maxBackoff, Duration.ofMillis(1), Duration.ofMinutes(10));
+            return this;
+        }
+
+        /**
+         * How many times the broker may reject an event for a reason of its own (too large, a missing topic or
+         * exchange, unroutable, not authorised) before the relay parks it: leaves it out of every batch and of its
+         * key's order, so the events after it go on. An outage counts no attempt. A parked event waits for
+         * {@link Outbox#replayParked()}.
+         *
+         * @param maxAttempts from 1 to 1,000,000; default 5
+         * @return this builder
+         */
+        public Builder maxAttempts(int maxAttempts) {
+            if (maxAttempts < 1 || maxAttempts > 1_000_000) {
+                throw new IllegalArgumentException("maxAttempts must be from 1 to 1000000, but was " + maxAttempts);
+            }
+            this.maxAttempts = maxAttempts;
             return this;
         }
 

@@ -25,8 +25,20 @@ final class OutboxTable {
                 + "    payload      bytea       NOT NULL,\n"
                 + "    headers      jsonb       NOT NULL DEFAULT '{}',\n"
                 + "    created_at   timestamptz NOT NULL DEFAULT statement_timestamp(),\n"
-                + "    published_at timestamptz\n"
+                + "    published_at timestamptz,\n"
+                + "    attempts     integer     NOT NULL DEFAULT 0,\n"
+                + "    parked_at    timestamptz,\n"
+                + "    last_error   text\n"
                 + ")";
+    }
+
+    /**
+     * Adds the columns of poison-event parking to a table made before them. A constant default and nullable columns:
+     * PostgreSQL 11+ adds them without rewriting the table.
+     */
+    String addParkingColumns() {
+        return "ALTER TABLE " + table + " ADD COLUMN IF NOT EXISTS attempts integer NOT NULL DEFAULT 0,"
+                + " ADD COLUMN IF NOT EXISTS parked_at timestamptz, ADD COLUMN IF NOT EXISTS last_error text";
     }
 
     /** The relay's scan: only unpublished rows, in id order; it stays small however large the table grows. */
@@ -127,17 +139,19 @@ final class OutboxTable {
                 + " ARRAY(SELECT k FROM jsonb_object_keys(headers) AS k ORDER BY k),"
                 + " ARRAY(SELECT headers ->> k FROM jsonb_object_keys(headers) AS k ORDER BY k),"
                 + " created_at FROM " + table
-                + " WHERE published_at IS NULL AND (key IS NULL OR pg_try_advisory_xact_lock(hashtext('"
+                + " WHERE published_at IS NULL AND parked_at IS NULL AND (key IS NULL OR pg_try_advisory_xact_lock(hashtext('"
                 + lockSpace() + "'), hashtext(key)))"
                 + " ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED";
     }
 
     /**
      * The unpublished events of some keys up to an id, seen by a new snapshot taken after the batch was locked: a
-     * batch event is published only when every earlier event of its key is published already or in the batch.
+     * batch event is published only when every earlier event of its key is published already or in the batch. A
+     * parked event does not count: it no longer holds its key back.
      */
     String unpublishedOfKeys() {
-        return "SELECT id, key FROM " + table + " WHERE published_at IS NULL AND key = ANY(?) AND id <= ?"
+        return "SELECT id, key FROM " + table + " WHERE published_at IS NULL AND parked_at IS NULL AND key = ANY(?)"
+                + " AND id <= ?"
                 + " ORDER BY id";
     }
 
@@ -150,14 +164,36 @@ final class OutboxTable {
         return "UPDATE " + table + " SET published_at = statement_timestamp() WHERE id = ANY(?)";
     }
 
+    /**
+     * Counts a failed attempt for each event of {@code unnest(ids, errors)} and parks those that reached the limit.
+     * Parameters: the limit, the ids (bigint[]), the errors (text[]). Returns the ids parked by this statement.
+     */
+    String recordRejections() {
+        return "UPDATE " + table + " AS t SET attempts = t.attempts + 1, last_error = r.error,"
+                + " parked_at = CASE WHEN t.attempts + 1 >= ? THEN statement_timestamp() END"
+                + " FROM unnest(?::bigint[], ?::text[]) AS r(id, error)"
+                + " WHERE t.id = r.id AND t.published_at IS NULL AND t.parked_at IS NULL"
+                + " RETURNING t.id, t.parked_at IS NOT NULL";
+    }
+
     String pending() {
-        return "SELECT count(*) FROM " + table + " WHERE published_at IS NULL";
+        return "SELECT count(*) FROM " + table + " WHERE published_at IS NULL AND parked_at IS NULL";
+    }
+
+    String parked() {
+        return "SELECT count(*) FROM " + table + " WHERE published_at IS NULL AND parked_at IS NOT NULL";
+    }
+
+    /** Puts every parked event back in line, with its attempts reset; its last error stays for the record. */
+    String replayParked() {
+        return "UPDATE " + table + " SET parked_at = NULL, attempts = 0"
+                + " WHERE published_at IS NULL AND parked_at IS NOT NULL";
     }
 
     /** Milliseconds since the oldest unpublished event was appended, by the server's clock; null when none. */
     String oldestUnpublishedMillis() {
         // The lowest id is the oldest append, and the partial index finds it without scanning the backlog.
         return "SELECT (extract(epoch FROM statement_timestamp() - created_at) * 1000)::bigint FROM " + table
-                + " WHERE published_at IS NULL ORDER BY id LIMIT 1";
+                + " WHERE published_at IS NULL AND parked_at IS NULL ORDER BY id LIMIT 1";
     }
 }

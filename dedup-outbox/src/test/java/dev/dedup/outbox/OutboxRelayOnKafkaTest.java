@@ -4,6 +4,7 @@ import static dev.dedup.outbox.OutboxTestSupport.header;
 import static dev.dedup.outbox.OutboxTestSupport.unique;
 import static dev.dedup.outbox.OutboxTestSupport.utf8;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.dedup.outbox.kafka.KafkaOutboxPublisher;
@@ -143,11 +144,7 @@ class OutboxRelayOnKafkaTest {
     @DisplayName("a batch Kafka does not acknowledge is not marked, and goes out on a later cycle")
     void unacknowledgedBatchIsRetried() throws Exception {
         String topic = unique("outbox-missing").replace('_', '-');
-        try (Connection tx = pool.getConnection()) {
-            tx.setAutoCommit(false);
-            outbox.append(tx, topic, "k", utf8("e"), Map.of());
-            tx.commit();
-        }
+        String id = appendTo(outbox, topic, "k", "e");
         // The topic does not exist yet and the broker does not create topics on request: the send times out.
         Map<String, Object> config = new HashMap<>(OutboxTestSupport.producerConfig());
         config.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 1_000);
@@ -158,6 +155,8 @@ class OutboxRelayOnKafkaTest {
             if (!autoCreated) {
                 assertThat(relay.publishErrors()).isEqualTo(1);
                 assertThat(outbox.pendingCount()).as("nothing marked").isEqualTo(1);
+                assertThat(OutboxTestSupport.attempts(pool, outbox, id).attempts())
+                        .as("alone in its batch, a missing topic looks like an outage: no attempt").isZero();
             }
         }
         assertThat(autoCreated).as("the harness broker must refuse to auto-create topics for this test").isFalse();
@@ -169,6 +168,84 @@ class OutboxRelayOnKafkaTest {
         assertThat(relay.relayOnce()).isEqualTo(1);
         assertThat(outbox.pendingCount()).isZero();
         assertThat(OutboxTestSupport.readAll(topic, 1, Duration.ofSeconds(1))).hasSize(1);
+    }
+
+    @Test
+    @DisplayName("an event for a missing topic is parked after maxAttempts; the other keys' events and its own key's"
+            + " later one go out meanwhile, and a replay once the topic exists publishes it")
+    void anEventForAMissingTopicIsParkedThenReplayed() throws Exception {
+        String topic = OutboxTestSupport.createTopic("outbox-beside", 1);
+        String missing = unique("outbox-missing").replace('_', '-');
+        String poison = appendTo(outbox, missing, "a", "poison");
+        List<String> others = List.of(appendTo(outbox, topic, "a", "after"), appendTo(outbox, topic, "b", "beside"),
+                appendTo(outbox, topic, null, "unkeyed"));
+        // The broker does not create topics (unacknowledgedBatchIsRetried checks it): the send waits max.block.ms.
+        Map<String, Object> config = new HashMap<>(OutboxTestSupport.producerConfig());
+        config.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 1_000);
+        try (KafkaOutboxPublisher kafka = KafkaOutboxPublisher.create(config, Duration.ofSeconds(10));
+                OutboxRelay relay = OutboxRelay.builder(outbox, kafka).maxAttempts(3)
+                        .pollInterval(Duration.ofMillis(20)).maxBackoff(Duration.ofMillis(200)).build()) {
+            relay.start();
+            long limit = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while ((outbox.pendingCount() > 0 || outbox.parkedCount() == 0) && System.nanoTime() < limit) {
+                Thread.sleep(50);
+            }
+            assertThat(outbox.parkedCount()).as("parked").isEqualTo(1);
+            assertThat(outbox.pendingCount()).as("the other events published").isZero();
+            assertThat(relay.parkedEvents()).isEqualTo(1);
+        }
+        OutboxTestSupport.Attempts attempts = OutboxTestSupport.attempts(pool, outbox, poison);
+        assertThat(attempts.attempts()).isEqualTo(3);
+        assertThat(attempts.parked()).isTrue();
+        assertThat(attempts.lastError()).contains(missing).contains("not present in metadata");
+        assertThat(OutboxTestSupport.readAll(topic, others.size(), Duration.ofSeconds(1)))
+                .extracting(r -> header(r, "message-id")).containsAll(others).doesNotContain(poison);
+
+        try (var admin = OutboxTestSupport.admin()) {
+            admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic(missing, 1, (short) 1))).all()
+                    .get(30, TimeUnit.SECONDS);
+        }
+        assertThat(outbox.replayParked()).isEqualTo(1);
+        assertThat(outbox.parkedCount()).isZero();
+        assertThat(OutboxTestSupport.attempts(pool, outbox, poison).attempts()).as("reset").isZero();
+        assertThat(OutboxRelay.builder(outbox, publisher).build().relayOnce()).isEqualTo(1);
+        assertThat(OutboxTestSupport.readAll(missing, 1, Duration.ofSeconds(1)))
+                .extracting(r -> header(r, "message-id")).containsExactly(poison);
+    }
+
+    @Test
+    @DisplayName("a record larger than max.request.size is rejected at once, parked at the limit, and its key goes on")
+    void aRecordTooLargeIsParked() throws Exception {
+        String topic = OutboxTestSupport.createTopic("outbox-large", 1);
+        String large;
+        try (Connection tx = pool.getConnection()) {
+            tx.setAutoCommit(false);
+            large = outbox.append(tx, topic, "k", new byte[2 * 1024 * 1024], Map.of());     // default limit: 1 MiB
+            tx.commit();
+        }
+        String after = appendTo(outbox, topic, "k", "after");
+        OutboxRelay relay = OutboxRelay.builder(outbox, publisher).maxAttempts(2).build();
+        for (int attempt = 1; attempt <= 2; attempt++) {
+            assertThatThrownBy(relay::relayOnce).isInstanceOf(OutboxPublishException.class)
+                    .satisfies(e -> assertThat(((OutboxPublishException) e).rejected()).containsOnlyKeys(large));
+            assertThat(OutboxTestSupport.attempts(pool, outbox, large).attempts()).isEqualTo(attempt);
+        }
+        assertThat(OutboxTestSupport.attempts(pool, outbox, large).parked()).isTrue();
+        assertThat(relay.relayOnce()).as("the key's next event, no longer held").isEqualTo(1);
+        assertThat(relay.parkedEvents()).isEqualTo(1);
+        assertThat(OutboxTestSupport.attempts(pool, outbox, large).lastError()).contains("RecordTooLargeException");
+        assertThat(OutboxTestSupport.readAll(topic, 1, Duration.ofSeconds(1)))
+                .extracting(r -> header(r, "message-id")).as("sent with each attempt of the one before it, never"
+                        + " the large one").containsOnly(after);
+    }
+
+    private String appendTo(Outbox target, String topic, String key, String body) throws Exception {
+        try (Connection tx = pool.getConnection()) {
+            tx.setAutoCommit(false);
+            String id = target.append(tx, topic, key, utf8(body), Map.of());
+            tx.commit();
+            return id;
+        }
     }
 
     @Test

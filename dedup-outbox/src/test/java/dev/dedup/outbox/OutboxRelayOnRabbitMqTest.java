@@ -60,7 +60,10 @@ class OutboxRelayOnRabbitMqTest {
             // No queue bound: the broker returns the first message, so nothing is confirmed and nothing marked.
             assertThatThrownBy(relay::relayOnce).isInstanceOf(OutboxPublishException.class)
                     .hasMessageContaining("did not confirm 5 of 5").hasCauseInstanceOf(PublishException.class)
-                    .satisfies(e -> assertThat(((OutboxPublishException) e).confirmed()).isEmpty());
+                    .satisfies(e -> assertThat(((OutboxPublishException) e).confirmed()).isEmpty())
+                    .satisfies(e -> assertThat(((OutboxPublishException) e).rejected()).as("returned: its own fault")
+                            .containsOnlyKeys(ids.get(0)));
+            assertThat(OutboxTestSupport.attempts(pool, outbox, ids.get(0)).attempts()).isEqualTo(1);
             assertThat(outbox.pendingCount()).isEqualTo(5);
             assertThat(relay.publishErrors()).isEqualTo(1);
 
@@ -112,11 +115,62 @@ class OutboxRelayOnRabbitMqTest {
         }
     }
 
-    private static void append(Outbox outbox, String exchange, String key, String body) throws Exception {
+    @Test
+    @DisplayName("an event for a missing exchange is parked after maxAttempts, its key's later event then goes out, and"
+            + " a replay once the exchange exists publishes it")
+    void anEventForAMissingExchangeIsParkedThenReplayed() throws Exception {
+        Outbox outbox = Outbox.builder(pool).table(unique("outbox")).build();
+        outbox.createSchema();
+        String exchange = unique("outbox-exchange");
+        String missing = unique("missing-exchange");
+        String queue = unique("outbox-queue");
+        try (com.rabbitmq.client.Connection rabbit = OutboxTestSupport.rabbitFactory().newConnection("outbox-test");
+                ConfirmedPublisher confirmed = ConfirmedPublisher.open(rabbit, Duration.ofSeconds(10))) {
+            Channel channel = rabbit.createChannel();
+            channel.exchangeDeclare(exchange, "direct", false, true, null);
+            channel.queueDeclare(queue, false, false, true, null);
+            channel.queueBind(queue, exchange, "a");
+            channel.queueBind(queue, exchange, "b");
+            String poison = append(outbox, missing, "a", "poison");
+            append(outbox, exchange, "a", "after");
+            append(outbox, exchange, "b", "beside");
+            OutboxRelay relay = OutboxRelay.builder(outbox, new RabbitOutboxPublisher(confirmed)).maxAttempts(2)
+                    .build();
+
+            for (int attempt = 1; attempt <= 2; attempt++) {
+                assertThatThrownBy(relay::relayOnce).isInstanceOf(OutboxPublishException.class)
+                        .hasMessageContaining("404 NOT_FOUND").satisfies(e ->
+                                assertThat(((OutboxPublishException) e).rejected()).containsOnlyKeys(poison));
+                assertThat(OutboxTestSupport.attempts(pool, outbox, poison).attempts()).isEqualTo(attempt);
+            }
+            OutboxTestSupport.Attempts parked = OutboxTestSupport.attempts(pool, outbox, poison);
+            assertThat(parked.parked()).isTrue();
+            assertThat(parked.lastError()).contains("404 NOT_FOUND").contains(missing);
+            assertThat(relay.relayOnce()).as("the key's later event, no longer held").isEqualTo(1);
+            assertThat(relay.relayOnce()).as("nothing else").isZero();
+            assertThat(relay.parkedEvents()).isEqualTo(1);
+            assertThat(outbox.parkedCount()).isEqualTo(1);
+            assertThat(outbox.pendingCount()).isZero();
+            assertThat(bodies(channel, queue)).containsExactly("beside", "after");
+
+            channel.exchangeDeclare(missing, "direct", false, true, null);
+            channel.queueBind(queue, missing, "a");
+            assertThat(outbox.replayParked()).isEqualTo(1);
+            assertThat(relay.relayOnce()).isEqualTo(1);
+            assertThat(bodies(channel, queue)).containsExactly("poison");
+            assertThat(outbox.parkedCount()).isZero();
+            channel.exchangeDelete(missing);
+        } finally {
+            outbox.dropSchema(null);
+        }
+    }
+
+    private static String append(Outbox outbox, String exchange, String key, String body) throws Exception {
         try (Connection tx = pool.getConnection()) {
             tx.setAutoCommit(false);
-            outbox.append(tx, exchange, key, utf8(body), Map.of());
+            String id = outbox.append(tx, exchange, key, utf8(body), Map.of());
             tx.commit();
+            return id;
         }
     }
 

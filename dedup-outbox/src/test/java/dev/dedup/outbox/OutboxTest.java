@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.dedup.DedupConfigurationException;
+import dev.dedup.DedupStoreException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -188,6 +189,44 @@ class OutboxTest {
             assertThat(rows.getString(1)).isEqualTo("k2,k3,k4,k5");
         }
         assertThatThrownBy(() -> outbox.purgePublished(0)).hasMessageContaining("but was 0");
+    }
+
+    @Test
+    @DisplayName("a table made before parking: the error names the missing column and the fix; createSchema adds it")
+    void createSchemaUpgradesAnOlderTable() throws SQLException {
+        Outbox older = Outbox.builder(pool).table(unique("outbox")).build();
+        try (Connection db = pool.getConnection(); Statement statement = db.createStatement()) {
+            // The table as the previous version created it.
+            statement.execute("CREATE TABLE " + older.table() + " (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+                    + " message_id uuid NOT NULL, destination text NOT NULL, key text, payload bytea NOT NULL,"
+                    + " headers jsonb NOT NULL DEFAULT '{}', created_at timestamptz NOT NULL DEFAULT"
+                    + " statement_timestamp(), published_at timestamptz)");
+        }
+        try {
+            try (Connection tx = pool.getConnection()) {
+                tx.setAutoCommit(false);
+                older.append(tx, "orders", "k", utf8("e"), Map.of());
+                tx.commit();
+            }
+            assertThatThrownBy(older::pendingCount).isInstanceOf(DedupStoreException.class)
+                    .hasMessageContaining("parked_at").hasMessageContaining("Outbox.createSchema()")
+                    .hasMessageContaining("ADD COLUMN IF NOT EXISTS attempts");
+            older.createSchema();
+            assertThat(older.pendingCount()).as("the event kept, waiting").isEqualTo(1);
+            assertThat(older.parkedCount()).isZero();
+        } finally {
+            older.dropSchema(null);
+        }
+    }
+
+    @Test
+    @DisplayName("maxAttempts is refused outside 1 to 1,000,000, naming the value")
+    void maxAttemptsIsChecked() {
+        OutboxPublisher publisher = events -> { };
+        assertThatThrownBy(() -> OutboxRelay.builder(outbox, publisher).maxAttempts(0))
+                .isInstanceOf(IllegalArgumentException.class).hasMessage("maxAttempts must be from 1 to 1000000, but"
+                        + " was 0");
+        assertThat(OutboxRelay.builder(outbox, publisher).maxAttempts(1_000_000).build()).isNotNull();
     }
 
     private int count(Connection connection) throws SQLException {

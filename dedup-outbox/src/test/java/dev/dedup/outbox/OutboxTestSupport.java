@@ -7,6 +7,8 @@ import dev.dedup.tck.TestServers;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -15,6 +17,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.AlterConfigOp;
@@ -132,6 +135,23 @@ final class OutboxTestSupport {
                 new AlterConfigOp(new ConfigEntry("consumer.session.timeout.ms", "1000"), AlterConfigOp.OpType.SET),
                 new AlterConfigOp(new ConfigEntry("consumer.heartbeat.interval.ms", "250"),
                         AlterConfigOp.OpType.SET)))).all().get(30, TimeUnit.SECONDS);
+    }
+
+    /** What the table holds about an event's failures, as a user inspecting it with SQL sees it. */
+    record Attempts(int attempts, boolean parked, String lastError) {}
+
+    static Attempts attempts(DataSource pool, Outbox outbox, String messageId) throws SQLException {
+        try (Connection db = pool.getConnection(); PreparedStatement select = db.prepareStatement(
+                "SELECT attempts, parked_at IS NOT NULL, last_error FROM " + outbox.table()
+                        + " WHERE message_id = ?::uuid")) {
+            select.setString(1, messageId);
+            try (ResultSet row = select.executeQuery()) {
+                if (!row.next()) {
+                    throw new AssertionError("no outbox row for message-id " + messageId);
+                }
+                return new Attempts(row.getInt(1), row.getBoolean(2), row.getString(3));
+            }
+        }
     }
 
     static ConnectionFactory rabbitFactory() throws Exception {

@@ -1,6 +1,7 @@
 package dev.dedup.outbox.rabbitmq;
 
 import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.ShutdownSignalException;
 import dev.dedup.outbox.OutboxEvent;
 import dev.dedup.outbox.OutboxPublishException;
 import dev.dedup.outbox.OutboxPublisher;
@@ -29,6 +30,11 @@ import java.util.concurrent.ExecutionException;
  * previous event of its key was confirmed: a key's order holds even when a publish fails and is retried. After a
  * wave with a failure, the batch ends; the confirmed events are reported. An event the broker closes the channel over
  * (a missing exchange) fails alone: the others of its wave are sent again on a new channel.
+ *
+ * <p>It reports as {@linkplain OutboxPublishException#rejected() rejected}, for the relay to count and eventually
+ * park, an event the broker returned as unroutable, and one whose publish alone made the broker close the channel
+ * (404: no such exchange; 403: access refused; 406: larger than the broker's maximum message size). Timeouts, nacks
+ * and a lost connection are the broker's: they reject nothing.
  */
 public final class RabbitOutboxPublisher implements OutboxPublisher {
     /** AMQP delivery mode 2: the broker writes the message to disk before it confirms it on a durable queue. */
@@ -48,6 +54,7 @@ public final class RabbitOutboxPublisher implements OutboxPublisher {
     @Override
     public void publish(List<OutboxEvent> events) {
         Set<String> confirmed = new LinkedHashSet<>();
+        Map<String, String> rejected = new HashMap<>();
         List<OutboxEvent> waiting = events;
         while (!waiting.isEmpty()) {
             List<OutboxEvent> wave = new ArrayList<>();
@@ -56,29 +63,32 @@ public final class RabbitOutboxPublisher implements OutboxPublisher {
             for (OutboxEvent event : waiting) {
                 (event.key() == null || keysInWave.add(event.key()) ? wave : later).add(event);
             }
-            Exception failure = publishWave(wave, confirmed);
+            Exception failure = publishWave(wave, confirmed, rejected);
             if (failure != null) {
                 throw new OutboxPublishException("RabbitMQ did not confirm " + (events.size() - confirmed.size())
-                        + " of " + events.size() + " events: " + failure.getMessage(), confirmed, failure);
+                        + " of " + events.size() + " events: " + failure.getMessage(), confirmed, rejected, failure);
             }
             waiting = later;
         }
     }
 
-    /** Publishes a wave, then awaits its confirms: adds the confirmed ids, returns the first failure or null. */
-    private Exception publishWave(List<OutboxEvent> wave, Set<String> confirmed) {
+    /**
+     * Publishes a wave, then awaits its confirms: adds the confirmed ids and the rejected ones, returns the first
+     * failure or null.
+     */
+    private Exception publishWave(List<OutboxEvent> wave, Set<String> confirmed, Map<String, String> rejected) {
         List<CompletableFuture<String>> sent = new ArrayList<>(wave.size());
         for (OutboxEvent event : wave) {
             sent.add(send(event));
         }
         List<OutboxEvent> closedOut = new ArrayList<>();
-        Exception failure = awaitConfirms(wave, sent, confirmed, closedOut);
+        Exception failure = awaitConfirms(wave, sent, confirmed, rejected, closedOut);
         // The broker closes a channel over one event's error (404: no such exchange), and every publish sent after
         // it on that channel fails with it: so those go again, one at a time, on the new channel the publisher
         // opens, and only the event at fault fails. Each is its key's only event in the wave: order holds.
         for (int i = 0; i < closedOut.size() && !(failure instanceof InterruptedException); i++) {
             OutboxEvent event = closedOut.get(i);
-            Exception error = awaitConfirms(List.of(event), List.of(send(event)), confirmed, null);
+            Exception error = awaitConfirms(List.of(event), List.of(send(event)), confirmed, rejected, null);
             failure = failure == null || error instanceof InterruptedException ? error : failure;
         }
         return failure;
@@ -91,10 +101,11 @@ public final class RabbitOutboxPublisher implements OutboxPublisher {
 
     /**
      * Awaits each publish's confirm and adds the confirmed ids. A failure because the channel closed goes to
-     * {@code closedOut} when one is given; returns the first other failure, or null. Stops at an interrupt.
+     * {@code closedOut} when one is given; an event-specific one is added to {@code rejected}; returns the first
+     * failure not sent to {@code closedOut}, or null. Stops at an interrupt.
      */
     private static Exception awaitConfirms(List<OutboxEvent> events, List<CompletableFuture<String>> sent,
-            Set<String> confirmed, List<OutboxEvent> closedOut) {
+            Set<String> confirmed, Map<String, String> rejected, List<OutboxEvent> closedOut) {
         Exception failure = null;
         for (int i = 0; i < events.size(); i++) {
             try {
@@ -104,7 +115,13 @@ public final class RabbitOutboxPublisher implements OutboxPublisher {
                 Exception error = (Exception) e.getCause();
                 if (closedOut != null && isChannelClosed(error)) {
                     closedOut.add(events.get(i));
-                } else if (failure == null) {
+                    continue;
+                }
+                // Without closedOut, the event was published alone: a channel closed over it is its own fault.
+                if (isEventSpecific(error)) {
+                    rejected.put(events.get(i).messageId(), error.getMessage());
+                }
+                if (failure == null) {
                     failure = error;
                 }
             } catch (InterruptedException e) {
@@ -117,6 +134,20 @@ public final class RabbitOutboxPublisher implements OutboxPublisher {
 
     private static boolean isChannelClosed(Exception error) {
         return error instanceof PublishException publish && publish.reason() == PublishException.Reason.CHANNEL_CLOSED;
+    }
+
+    /**
+     * Unroutable, or a channel the broker closed over the publish (channel-level: a connection-level close or a lost
+     * connection is the broker's trouble, not the event's).
+     */
+    private static boolean isEventSpecific(Exception error) {
+        if (!(error instanceof PublishException publish)) {
+            return false;
+        }
+        return publish.reason() == PublishException.Reason.UNROUTABLE
+                || publish.reason() == PublishException.Reason.CHANNEL_CLOSED
+                && publish.getCause() instanceof ShutdownSignalException signal && !signal.isHardError()
+                && !signal.isInitiatedByApplication() && signal.getReason() instanceof AMQP.Channel.Close;
     }
 
     private static AMQP.BasicProperties properties(OutboxEvent event) {

@@ -185,7 +185,8 @@ public final class OutboxRelay implements AutoCloseable {
      *
      * @return how many events were published and marked: 0 when none was waiting (or all were held by others)
      * @throws OutboxPublishException when the publisher did not get every event confirmed; the confirmed ones are
-     *     marked all the same
+     *     marked all the same, and each {@linkplain OutboxPublishException#rejected() rejected} one counts an attempt
+     *     (parked at {@link Builder#maxAttempts}) in the same transaction
      * @throws dev.dedup.DedupStoreException when the database fails; nothing of the batch is marked then
      */
     public int relayOnce() {

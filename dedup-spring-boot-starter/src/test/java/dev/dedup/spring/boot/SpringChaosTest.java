@@ -182,6 +182,7 @@ class SpringChaosTest {
             String table, Map<TopicPartition, Long> end, int records, int rabbitPublishes) throws Exception {
         long started = System.nanoTime();
         fleet.start(PROCESSES);
+        fleet.scheduleKill();
         boolean drained = false;
         long settledSince = 0;
         long effectsAt = 0;
@@ -256,7 +257,6 @@ class SpringChaosTest {
                 all.add(process);
                 live.add(process);
             }
-            scheduleKill();
         }
 
         /**
@@ -283,6 +283,7 @@ class SpringChaosTest {
             kill(working.get(random.nextInt(working.size())));
             killsWhileMissing++;
             start(1);
+            scheduleKill();
         }
 
         void kill(ConsumerProcess victim) throws InterruptedException {
@@ -341,7 +342,7 @@ class SpringChaosTest {
             return all.stream().mapToLong(process -> process.board().get(slot)).sum();
         }
 
-        private void scheduleKill() {
+        void scheduleKill() {
             nextKill = System.currentTimeMillis() + 1_000 + random.nextInt(1_000);
         }
     }

@@ -1,5 +1,6 @@
 package dev.dedup.kafka;
 
+import dev.dedup.tck.MutantRun;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;

@@ -2,6 +2,7 @@ package dev.dedup.rabbitmq;
 
 import com.rabbitmq.client.Channel;
 import dev.dedup.rabbitmq.spring.IdempotentMessageListener;
+import dev.dedup.tck.MutantRun;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;

@@ -1,5 +1,6 @@
 package dev.dedup.spring.boot;
 
+import dev.dedup.tck.MutantRun;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.context.SpringBootTest;

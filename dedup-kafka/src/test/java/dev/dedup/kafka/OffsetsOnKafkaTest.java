@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -57,8 +58,13 @@ class OffsetsOnKafkaTest {
         store.close();
     }
 
+    /** The consumer the processor is built on: the real one here, a mutant's in {@link EntryPointMutantsTest}. */
+    Consumer<String, String> processorConsumer(KafkaConsumer<String, String> consumer) {
+        return consumer;
+    }
+
     private KafkaRecordProcessor.Builder<String, String, String> processor() {
-        return KafkaRecordProcessor.builder(consumer, store, ResultCodec.utf8())
+        return KafkaRecordProcessor.builder(processorConsumer(consumer), store, ResultCodec.utf8())
                 .lease(Duration.ofSeconds(10))
                 .retryBackoff(Duration.ofMillis(100))
                 .deadLetters(deadLetters::add);

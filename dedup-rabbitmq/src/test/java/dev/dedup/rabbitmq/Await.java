@@ -12,12 +12,20 @@ final class Await {
     }
 
     static void until(String what, Duration limit, BooleanSupplier condition) throws InterruptedException {
+        if (!within(limit, condition)) {
+            throw new AssertionError("not within " + limit + ": " + what);
+        }
+    }
+
+    /** Whether the condition came to hold within {@code limit}: for a test to assert on, with its own words. */
+    static boolean within(Duration limit, BooleanSupplier condition) throws InterruptedException {
         long deadline = System.nanoTime() + limit.toNanos();
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() > deadline) {
-                throw new AssertionError("not within " + limit + ": " + what);
+                return false;
             }
             Thread.sleep(20);
         }
+        return true;
     }
 }

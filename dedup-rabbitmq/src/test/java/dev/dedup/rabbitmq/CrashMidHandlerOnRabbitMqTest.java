@@ -44,11 +44,19 @@ class CrashMidHandlerOnRabbitMqTest {
 
     private IdempotentDeliverCallback<Void> consume(Connection connection, MessageHandler<Delivery, Void> handler)
             throws IOException {
-        Channel channel = connection.createChannel();
+        Channel channel = entryChannel(connection.createChannel());
         IdempotentDeliverCallback<Void> callback =
                 IdempotentDeliverCallback.builder(channel, rabbit.queues, consumer, handler).build();
         channel.basicConsume(rabbit.queues.queue(), false, callback, tag -> { });
         return callback;
+    }
+
+    /**
+     * The channel the callback consumes and settles on: the real one here, a mutant's in
+     * {@link EntryPointMutantsTest}.
+     */
+    Channel entryChannel(Channel channel) {
+        return channel;
     }
 
     /** Runs the first delivery on a consumer that dies at {@code crash}, then lets a healthy consumer take over. */
@@ -70,6 +78,9 @@ class CrashMidHandlerOnRabbitMqTest {
         rabbit.publish("order-1", "reserve 1 x sku 1");
         assertThat(crashed.await(30, TimeUnit.SECONDS)).isTrue();
         Await.until("the doomed connection closed", () -> !doomed.isOpen());
+        // The broker takes back what the dead consumer never acked, for the next consumer.
+        assertThat(Await.within(Duration.ofSeconds(10), () -> readyOrZero(rabbit.queues.queue()) == 1))
+                .as("the delivery the crashed consumer had not acked is back in the work queue").isTrue();
 
         IdempotentDeliverCallback<Void> healthy = consume(rabbit.connect("healthy"), delivery -> {
             reservations.reserve(delivery.getProperties().getMessageId(), "healthy", 1, 1);

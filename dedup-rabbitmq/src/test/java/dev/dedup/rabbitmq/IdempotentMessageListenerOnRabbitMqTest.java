@@ -23,6 +23,7 @@ import org.junit.jupiter.api.Timeout;
 import org.springframework.amqp.core.AcknowledgeMode;
 import org.springframework.amqp.rabbit.connection.CachingConnectionFactory;
 import org.springframework.amqp.rabbit.listener.SimpleMessageListenerContainer;
+import org.springframework.amqp.rabbit.listener.api.ChannelAwareMessageListener;
 
 /**
  * The Spring AMQP listener in a {@link SimpleMessageListenerContainer} with manual acks, on the real broker: the
@@ -65,8 +66,13 @@ class IdempotentMessageListenerOnRabbitMqTest {
         container.setQueueNames(rabbit.queues.queue());
         container.setAcknowledgeMode(AcknowledgeMode.MANUAL);
         container.setConcurrentConsumers(2);
-        container.setMessageListener(listener);
+        container.setMessageListener(entryPoint(listener));
         container.start();
+    }
+
+    /** What the container calls: the listener itself here, a mutant around it in {@link EntryPointMutantsTest}. */
+    ChannelAwareMessageListener entryPoint(IdempotentMessageListener listener) {
+        return listener;
     }
 
     private MessageHandler<Delivery, Void> recording() {
@@ -127,7 +133,8 @@ class IdempotentMessageListenerOnRabbitMqTest {
             parked.put(copy.getProps().getMessageId(), copy.getProps());
         }
         // A transient copy of a persistent message would be lost if the broker restarted while it waits.
-        assertThat(parked.get("persistent").getDeliveryMode()).isEqualTo(2);
+        assertThat(parked.get("persistent").getDeliveryMode()).as("the parked copy of a persistent message: its"
+                + " delivery mode").isEqualTo(2);
         assertThat(parked.get("persistent").getUserId()).isEqualTo(user);
         assertThat(parked.get("transient").getDeliveryMode()).isEqualTo(1);
     }

@@ -1,6 +1,8 @@
 package dev.dedup.spring.boot;
 
 import dev.dedup.DedupStore;
+import java.time.Duration;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -25,11 +27,14 @@ public class DedupHealthAutoConfiguration {
      * The store's health indicator.
      *
      * @param store the application's store
+     * @param properties the settings: the check waits at most {@code dedup.store.timeout} (default 5 s)
      * @return the indicator, named {@code dedup} in the health report
      */
     @Bean
     @ConditionalOnMissingBean(name = "dedupHealthIndicator")
-    public DedupStoreHealthIndicator dedupHealthIndicator(DedupStore store) {
-        return new DedupStoreHealthIndicator(store);
+    public DedupStoreHealthIndicator dedupHealthIndicator(DedupStore store,
+            ObjectProvider<DedupProperties> properties) {
+        Duration wait = StoreTimeout.healthWait(properties.getIfAvailable(DedupProperties::new));
+        return new DedupStoreHealthIndicator(store, wait);
     }
 }

@@ -157,6 +157,7 @@ public class DedupProperties {
         private boolean createSchema;
         private String dynamodbTable;
         private String mongodbDatabase;
+        private Duration timeout;
 
         /** Creates the store settings with their defaults. */
         public Store() {}
@@ -219,6 +220,24 @@ public class DedupProperties {
          */
         public void setMongodbDatabase(String mongodbDatabase) {
             this.mongodbDatabase = mongodbDatabase;
+        }
+
+        /** {@return the longest any call waits on the store the starter builds, or null for each store's default} */
+        public Duration getTimeout() {
+            return timeout;
+        }
+
+        /**
+         * Sets the longest a call waits on the store, for every store the starter builds (on the application's
+         * {@code DataSource}, Redis or Spring Data Redis connection, {@code MongoClient} or {@code DynamoDbClient},
+         * or by URI, where it wins over the URI's {@code timeout}), whatever the client or pool is set to: an
+         * application's HikariCP waits 30 s for a connection. The health check waits no longer. Unset, each store
+         * keeps its default (5 s PostgreSQL and MongoDB, 2 s Redis; on a {@code DynamoDbClient}, the client's).
+         *
+         * @param timeout within the store's range (PostgreSQL 1 s to 10 min, Redis 10 ms to 5 min, ...)
+         */
+        public void setTimeout(Duration timeout) {
+            this.timeout = timeout;
         }
     }
 

@@ -33,6 +33,7 @@ class DynamoDbStoreConfiguration {
         if (properties.getNamespace() != null) {
             builder.namespace(properties.getNamespace());
         }
+        StoreTimeout.applyTo(properties, builder::timeout);
         return builder.build();
     }
 }

@@ -39,6 +39,7 @@ class MongoStoreConfiguration {
         if (properties.getNamespace() != null) {
             builder.namespace(properties.getNamespace());
         }
+        StoreTimeout.applyTo(properties, builder::timeout);
         reactive.ifAvailable(found -> found.attachTo(builder));
         MongoDedupStore store = builder.build();
         if (createSchema) {

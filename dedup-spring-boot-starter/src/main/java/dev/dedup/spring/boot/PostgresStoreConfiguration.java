@@ -23,6 +23,7 @@ class PostgresStoreConfiguration {
         if (properties.getNamespace() != null) {
             builder.namespace(properties.getNamespace());
         }
+        StoreTimeout.applyTo(properties, builder::timeout);
         return builder.build();
     }
 }

@@ -36,6 +36,7 @@ class RedisStoreConfiguration {
         if (properties.getNamespace() != null) {
             builder.namespace(properties.getNamespace());
         }
+        StoreTimeout.applyTo(properties, builder::timeout);
         return builder.build();
     }
 }

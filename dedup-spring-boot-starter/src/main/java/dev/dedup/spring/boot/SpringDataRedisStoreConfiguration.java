@@ -55,6 +55,7 @@ class SpringDataRedisStoreConfiguration {
         if (properties.getNamespace() != null) {
             builder.namespace(properties.getNamespace());
         }
+        StoreTimeout.applyTo(properties, builder::timeout);
         return builder.build();
     }
 }

@@ -14,6 +14,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
@@ -34,24 +35,29 @@ import org.springframework.test.context.DynamicPropertySource;
  * and takes effect once, and a record whose key another consumer holds waits for it, never skipped.
  */
 @SpringBootTest(classes = IdempotentKafkaListenerOnKafkaTest.App.class,
-        properties = {"dedup.store.create-schema=true", "spring.kafka.consumer.auto-offset-reset=earliest"})
+        properties = {"dedup.store.create-schema=true", "spring.kafka.consumer.auto-offset-reset=earliest",
+                "test.topic=${test.run-topic}"})
 class IdempotentKafkaListenerOnKafkaTest {
     static final String TOPIC = Servers.unique("boot-listener");
 
+    /**
+     * The listener's topic and group are {@code test.topic}: this run's topic here; a mutant application's its own,
+     * as this one's may still be consuming (Spring keeps its context for reuse).
+     */
     @DynamicPropertySource
     static void servers(DynamicPropertyRegistry registry) {
         registry.add("spring.kafka.bootstrap-servers", Servers::kafkaBootstrap);
         registry.add("spring.datasource.url", Servers::postgresJdbcUrl);
         registry.add("dedup.namespace", () -> Servers.unique("boot-kafka"));
-        registry.add("test.topic", () -> TOPIC);
+        registry.add("test.run-topic", () -> TOPIC);
     }
 
     @SpringBootConfiguration
     @EnableAutoConfiguration
     static class App {
         @Bean
-        NewTopic topic() {
-            return new NewTopic(TOPIC, 1, (short) 1);
+        NewTopic topic(@Value("${test.topic}") String topic) {
+            return new NewTopic(topic, 1, (short) 1);
         }
 
         @Bean
@@ -80,6 +86,9 @@ class IdempotentKafkaListenerOnKafkaTest {
 
     @Autowired
     Listener listener;
+
+    @Value("${test.topic}")
+    String topic;
 
     @Test
     void recordsPublishedAgainTakeEffectOnceAndAFailedOneIsRetried() throws Exception {
@@ -163,7 +172,7 @@ class IdempotentKafkaListenerOnKafkaTest {
     }
 
     private void send(String messageId, String body) throws Exception {
-        var record = new ProducerRecord<String, String>(TOPIC, body);
+        var record = new ProducerRecord<String, String>(topic, body);
         record.headers().add("message-id", messageId.getBytes(StandardCharsets.UTF_8));
         kafka.send(record).get();
     }

@@ -61,4 +61,22 @@ class StartupFailuresOnPostgresTest {
         }
         assertThat(root).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("namespace");
     }
+
+    @Test
+    void aStoreTimeoutTheStoreRefusesFailsTheStartNamingThePropertyAndTheRange() {
+        assertThatThrownBy(start("dedup.store.timeout=500ms", "dedup.store.create-schema=true"))
+                .rootCause()
+                .isInstanceOf(DedupConfigurationException.class)
+                .hasMessageContaining("dedup.store.timeout=PT0.5S")
+                .hasMessageContaining("[PT1S, PT10M]");
+    }
+
+    @Test
+    void aStoreTimeoutWinsOverTheUrisAndIsCheckedAgainstItsRange() {
+        assertThatThrownBy(start("dedup.store.uri=" + Servers.postgresJdbcUrl() + "&timeout=5s",
+                "dedup.store.timeout=20m"))
+                .satisfies(failure -> assertThat(failure).hasStackTraceContaining(
+                        "dedup.store.timeout=PT20M (the store URI's timeout=20m) does not suit the store")
+                        .hasStackTraceContaining("[1s, 10m]"));
+    }
 }

@@ -60,9 +60,10 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
     private DynamoDbDedupStore(Builder builder) {
         super(builder.namespace);
         this.client = builder.client;
-        this.requests = new DynamoDbRequests(builder.table, builder.namespace, builder.clock);
+        this.requests = new DynamoDbRequests(builder.table, builder.namespace, builder.clock, builder.timeout);
         this.batchConcurrency = builder.batchConcurrency;
-        this.claimDeadline = builder.claimDeadline != null ? builder.claimDeadline : callTimeoutOf(builder.client);
+        this.claimDeadline = builder.claimDeadline != null ? builder.claimDeadline
+                : builder.timeout != null ? builder.timeout : callTimeoutOf(builder.client);
         this.onClose = builder.onClose;
         this.asyncBackend = builder.asyncClient == null ? null : new DynamoDbAsyncBackend(this, builder.asyncClient);
     }
@@ -257,6 +258,7 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
         private Clock clock = Clock.systemUTC();
         private int batchConcurrency = 16;
         private Duration claimDeadline;
+        private Duration timeout;
         private boolean validateTable = true;
         private Runnable onClose = () -> {};
 
@@ -323,6 +325,24 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
                         + claimDeadline);
             }
             this.claimDeadline = claimDeadline;
+            return this;
+        }
+
+        /**
+         * Bounds each request the store sends, whatever the client's own timeouts (default: the client's, which
+         * for a client built without them means the SDK's retries with no overall limit). Applied per request as its
+         * {@code apiCallTimeout}, retries included; also the default {@link #claimDeadline}.
+         *
+         * @param timeout 1 ms to 10 min
+         * @return this builder
+         * @throws IllegalArgumentException if {@code timeout} is out of range
+         */
+        public Builder timeout(Duration timeout) {
+            Objects.requireNonNull(timeout, "timeout");
+            if (timeout.compareTo(Duration.ofMillis(1)) < 0 || timeout.compareTo(Duration.ofMinutes(10)) > 0) {
+                throw new IllegalArgumentException("timeout must be in [PT0.001S, PT10M], but was " + timeout);
+            }
+            this.timeout = timeout;
             return this;
         }
 

@@ -16,6 +16,7 @@ import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.function.Predicate;
+import software.amazon.awssdk.awscore.AwsRequestOverrideConfiguration;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.ConditionalCheckFailedException;
 import software.amazon.awssdk.services.dynamodb.model.DeleteItemRequest;
@@ -36,11 +37,15 @@ final class DynamoDbRequests {
     private final String table;
     private final String namespace;
     private final Clock clock;
+    /** Each request's bound when the store has a timeout of its own, else null: the client's settings apply. */
+    private final AwsRequestOverrideConfiguration timeout;
 
-    DynamoDbRequests(String table, String namespace, Clock clock) {
+    DynamoDbRequests(String table, String namespace, Clock clock, Duration timeout) {
         this.table = table;
         this.namespace = namespace;
         this.clock = clock;
+        this.timeout = timeout == null ? null
+                : AwsRequestOverrideConfiguration.builder().apiCallTimeout(timeout).build();
     }
 
     String table() {
@@ -54,6 +59,7 @@ final class DynamoDbRequests {
     /** The conditional put of one claim attempt: written when the key is absent or expired. */
     PutItemRequest claim(String key, String owner, Instant expiresAt, byte[] fingerprint) {
         return PutItemRequest.builder()
+                .overrideConfiguration(timeout)
                 .tableName(table)
                 .item(DynamoDbItems.inProgress(partitionKey(key), owner, expiresAt, fingerprint))
                 .conditionExpression(CLAIMABLE)
@@ -95,7 +101,8 @@ final class DynamoDbRequests {
     }
 
     GetItemRequest consistentRead(String key) {
-        return GetItemRequest.builder().tableName(table).key(DynamoDbItems.key(partitionKey(key)))
+        return GetItemRequest.builder().overrideConfiguration(timeout).tableName(table)
+                .key(DynamoDbItems.key(partitionKey(key)))
                 .consistentRead(true).build();
     }
 
@@ -147,6 +154,7 @@ final class DynamoDbRequests {
     /** Release: deletes the owner's live item. A resend whose first attempt went through finds the item gone. */
     DeleteItemRequest release(Claim claim) {
         return DeleteItemRequest.builder()
+                .overrideConfiguration(timeout)
                 .tableName(table)
                 .key(DynamoDbItems.key(partitionKey(claim.key())))
                 .conditionExpression(HELD_BY_OWNER)
@@ -171,6 +179,7 @@ final class DynamoDbRequests {
      */
     DeleteItemRequest forget(String key) {
         return DeleteItemRequest.builder()
+                .overrideConfiguration(timeout)
                 .tableName(table)
                 .key(DynamoDbItems.key(partitionKey(key)))
                 .returnValues(ReturnValue.ALL_OLD)
@@ -187,6 +196,7 @@ final class DynamoDbRequests {
             Map<String, AttributeValue> values, String operation,
             Predicate<Map<String, AttributeValue>> appliedByThisCall) {
         return new OwnerUpdate(UpdateItemRequest.builder()
+                .overrideConfiguration(timeout)
                 .tableName(table)
                 .key(DynamoDbItems.key(partitionKey(claim.key())))
                 .updateExpression(update)

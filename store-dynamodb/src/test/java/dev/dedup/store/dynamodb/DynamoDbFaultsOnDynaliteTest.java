@@ -200,6 +200,28 @@ class DynamoDbFaultsOnDynaliteTest {
         assertThat(result.doubleWinners()).isZero();
     }
 
+    @Test
+    @DisplayName("a client without timeouts, replies held 20 s: the store's own timeout fails the claim, then it serves again")
+    void theStoresTimeoutBoundsAClientWithoutTimeouts() {
+        FaultProxy proxy = proxy();
+        DynamoDbClient client = track(DynamoDbTestSupport.clientWithoutTimeouts(endpoint(proxy)));
+        DynamoDbDedupStore store = DynamoDbDedupStore.builder(client, DynamoDbTestSupport.TABLE)
+                .namespace(namespace).timeout(Duration.ofSeconds(1)).build();
+        assertThat(store.claim("before", LEASE)).isInstanceOf(Claim.class);
+
+        proxy.delayReplies(Duration.ofSeconds(20));
+        long started = System.nanoTime();
+        assertThatThrownBy(() -> store.claim("held", LEASE)).isInstanceOfSatisfying(DedupStoreException.class,
+                e -> assertThat(e.isRetryable()).as("retryable").isTrue());
+        Duration took = Duration.ofNanos(System.nanoTime() - started);
+        System.out.println("claim with replies held failed after " + took.toMillis() + " ms");
+        assertThat(took).as("time to fail, with a 1 s store timeout").isLessThan(Duration.ofSeconds(6));
+
+        proxy.heal();
+        proxy.cutConnections();
+        assertThat(store.claim("after", LEASE)).isInstanceOf(Claim.class);
+    }
+
     private static void sleep(long millis) {
         try {
             Thread.sleep(millis);

@@ -63,6 +63,15 @@ final class DynamoDbTestSupport {
         return client;
     }
 
+    /** A sync client on {@code endpoint} as an application might build it: the SDK's defaults, no call timeout. */
+    static DynamoDbClient clientWithoutTimeouts(String endpoint) {
+        DynamoDbClient client = DynamoDbClient.builder().endpointOverride(URI.create(endpoint))
+                .region(Region.US_EAST_1).credentialsProvider(DUMMY).httpClient(UrlConnectionHttpClient.create())
+                .build();
+        warmUp(() -> client.listTables(request -> request.limit(1)));
+        return client;
+    }
+
     /** The async client like {@link #client(String, Duration, Duration, int)}. */
     static DynamoDbAsyncClient asyncClient(String endpoint, Duration attemptTimeout, Duration callTimeout,
             int maxAttempts) {

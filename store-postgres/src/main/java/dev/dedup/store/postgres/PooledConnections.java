@@ -3,11 +3,21 @@ package dev.dedup.store.postgres;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.concurrent.Executor;
 import javax.sql.DataSource;
 
-/** One connection from the application's DataSource per operation, committed before it goes back. */
+/**
+ * One connection from the application's DataSource per operation, committed before it goes back. The store's timeout
+ * bounds both waits whatever the pool and driver are set to: for a connection ({@link ConnectionWait}), and for each
+ * reply on it (the connection's network timeout, for a server that stops answering mid-statement, where a query
+ * timeout's cancel request cannot reach it either).
+ */
 final class PooledConnections implements Connections {
-    private final DataSource dataSource;
+    /** The network timeout's executor: the PostgreSQL driver applies it on the caller's thread. */
+    private static final Executor IN_PLACE = Runnable::run;
+
+    private final ConnectionWait connectionWait;
+    private final int replyTimeoutMillis;
     private final PostgresErrors errors;
     /** A lost reply is resent only in the first half of the timeout, so the whole call stays near the timeout. */
     private final long resendWithinNanos;
@@ -15,7 +25,8 @@ final class PooledConnections implements Connections {
     private final ReconnectingDataSource connects;
 
     PooledConnections(DataSource dataSource, PostgresErrors errors, Duration timeout) {
-        this.dataSource = dataSource;
+        this.connectionWait = ConnectionWait.of(dataSource, timeout);
+        this.replyTimeoutMillis = (int) Math.min(Integer.MAX_VALUE, Math.max(1, timeout.toMillis()));
         this.errors = errors;
         this.resendWithinNanos = timeout.toNanos() / 2;
         this.connects = ReconnectingDataSource.behind(dataSource);
@@ -51,25 +62,56 @@ final class PooledConnections implements Connections {
     private <T> T once(Work<T> work, String operation) throws WorkFailed {
         Connection connection;
         try {
-            connection = dataSource.getConnection();
+            connection = connectionWait.get();
         } catch (SQLException e) {
             throw errors.translate(operation, e, connects == null ? null : connects.lastFailure());
         }
         try (connection) {
-            if (connection.getAutoCommit()) {
-                return work.run(connection);
-            }
-            // A pool configured without auto-commit: our statement is its own transaction all the same.
+            int poolsReplyTimeout = boundReplies(connection);
             try {
-                T result = work.run(connection);
-                connection.commit();
-                return result;
-            } catch (SQLException | RuntimeException e) {
-                rollbackQuietly(connection, e);
-                throw e;
+                return runCommitted(work, connection);
+            } finally {
+                restoreReplyTimeout(connection, poolsReplyTimeout);
             }
         } catch (SQLException e) {
             throw new WorkFailed(e);
+        }
+    }
+
+    private static <T> T runCommitted(Work<T> work, Connection connection) throws SQLException {
+        if (connection.getAutoCommit()) {
+            return work.run(connection);
+        }
+        // A pool configured without auto-commit: our statement is its own transaction all the same.
+        try {
+            T result = work.run(connection);
+            connection.commit();
+            return result;
+        } catch (SQLException | RuntimeException e) {
+            rollbackQuietly(connection, e);
+            throw e;
+        }
+    }
+
+    /** Lowers the connection's network timeout to the store's; {@return the one to restore, or -1 for none}. */
+    private int boundReplies(Connection connection) throws SQLException {
+        int current = connection.getNetworkTimeout();
+        if (current > 0 && current <= replyTimeoutMillis) {
+            return -1;
+        }
+        connection.setNetworkTimeout(IN_PLACE, replyTimeoutMillis);
+        return current;
+    }
+
+    /** The pool's setting again, for the pool's next borrower; a connection broken meanwhile is the pool's to drop. */
+    private static void restoreReplyTimeout(Connection connection, int poolsReplyTimeout) {
+        if (poolsReplyTimeout < 0) {
+            return;
+        }
+        try {
+            connection.setNetworkTimeout(IN_PLACE, poolsReplyTimeout);
+        } catch (SQLException ignored) {
+            // The connection broke: its close hands it back, and the pool discards it.
         }
     }
 

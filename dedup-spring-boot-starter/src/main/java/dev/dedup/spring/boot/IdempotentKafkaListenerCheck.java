@@ -16,6 +16,7 @@ import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
 import org.springframework.kafka.listener.AbstractMessageListenerContainer;
 import org.springframework.kafka.listener.CommonErrorHandler;
 import org.springframework.kafka.listener.MessageListenerContainer;
+import org.springframework.transaction.support.AbstractPlatformTransactionManager;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
@@ -68,6 +69,14 @@ public final class IdempotentKafkaListenerCheck implements SmartLifecycle, BeanF
                         + " IdempotentKafkaAfterRollbackProcessor, or remove your AfterRollbackProcessor bean to get"
                         + " the starter's; dedup.kafka.require-error-handler=false turns this check off");
             }
+            if (transactional && !synchronizes(checked.getContainerProperties().getKafkaAwareTransactionManager())) {
+                throw new DedupConfigurationException("the Kafka listener container '" + container.getListenerId()
+                        + "' runs in transactions whose manager does no transaction synchronization"
+                        + " (SYNCHRONIZATION_NEVER, KafkaTransactionManager's default): an @Idempotent listener ("
+                        + String.join(", ", listeners) + ") could not store its result after the commit, nor free"
+                        + " its key on a rollback. Turn it on: kafkaTransactionManager.setTransactionSynchronization("
+                        + "AbstractPlatformTransactionManager.SYNCHRONIZATION_ALWAYS)");
+            }
             if (!transactional && !(handler instanceof IdempotentKafkaErrorHandler)) {
                 throw new DedupConfigurationException("the Kafka listener container '" + container.getListenerId()
                         + "' uses " + (handler == null ? "Spring Kafka's default error handler"
@@ -80,6 +89,12 @@ public final class IdempotentKafkaListenerCheck implements SmartLifecycle, BeanF
                         + " no @Idempotent listener, such as @RetryableTopic's)");
             }
         }
+    }
+
+    /** A manager that is not Spring's abstract one is trusted to synchronize: there is no setting to read. */
+    private static boolean synchronizes(Object transactionManager) {
+        return !(transactionManager instanceof AbstractPlatformTransactionManager manager)
+                || manager.getTransactionSynchronization() != AbstractPlatformTransactionManager.SYNCHRONIZATION_NEVER;
     }
 
     /** The {@code @KafkaListener} methods that are also {@link Idempotent}, by bean class and name. */

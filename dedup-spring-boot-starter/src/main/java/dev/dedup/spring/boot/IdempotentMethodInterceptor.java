@@ -46,6 +46,10 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
     public Object invoke(MethodInvocation call) throws Throwable {
         IdempotentMethod method = methods.computeIfAbsent(call.getMethod(), m -> read(m, call));
         ProcessingOutcome<Object> outcome;
+        if (TRANSACTIONS && method.joinsCallersTransaction()
+                && TransactionalCompletion.inTransactionWithoutSynchronization()) {
+            throw TransactionalCompletion.unsynchronized(method.describe());
+        }
         if (TRANSACTIONS && method.joinsCallersTransaction() && TransactionalCompletion.inTransaction()) {
             String key = method.keyOrNull(call);
             TransactionalCompletion.Returned earlier = key == null ? null

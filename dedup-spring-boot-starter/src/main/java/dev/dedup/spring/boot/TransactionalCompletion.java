@@ -1,5 +1,6 @@
 package dev.dedup.spring.boot;
 
+import dev.dedup.DedupConfigurationException;
 import java.lang.reflect.Method;
 import java.util.HashMap;
 import java.util.Map;
@@ -8,6 +9,7 @@ import java.util.concurrent.CompletionStage;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.annotation.AnnotationTransactionAttributeSource;
 import org.springframework.transaction.interceptor.TransactionAttribute;
+import org.springframework.transaction.support.ResourceHolderSupport;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
@@ -26,6 +28,33 @@ final class TransactionalCompletion {
     /** {@return whether the calling thread runs inside a transaction that reports its end} */
     static boolean inTransaction() {
         return TransactionSynchronizationManager.isSynchronizationActive();
+    }
+
+    /**
+     * {@return whether the calling thread runs inside a transaction that does not report its end} A transaction
+     * manager set to {@code SYNCHRONIZATION_NEVER} (Spring Kafka's {@code KafkaTransactionManager} is, by default)
+     * binds its resource to the thread, marked as taking part in a transaction, but calls no synchronization: a result
+     * stored at once would stay stored after a rollback, and one stored "after the commit" would never be.
+     */
+    static boolean inTransactionWithoutSynchronization() {
+        if (TransactionSynchronizationManager.isSynchronizationActive()) {
+            return false;
+        }
+        for (Object resource : TransactionSynchronizationManager.getResourceMap().values()) {
+            if (resource instanceof ResourceHolderSupport holder && holder.isSynchronizedWithTransaction()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The refusal of a call inside a transaction that does not report its end. */
+    static DedupConfigurationException unsynchronized(String method) {
+        return new DedupConfigurationException(method + " is called inside a transaction whose manager does no"
+                + " transaction synchronization (SYNCHRONIZATION_NEVER, Spring Kafka's KafkaTransactionManager's"
+                + " default): its result could not be stored after the commit, nor freed on a rollback. Turn it on:"
+                + " transactionManager.setTransactionSynchronization(AbstractPlatformTransactionManager"
+                + ".SYNCHRONIZATION_ALWAYS)");
     }
 
     /**

@@ -63,7 +63,7 @@ class PostgresOnApplicationPoolTimeoutTest {
         }
 
         proxy.heal();
-        assertThat(store.claim(key(), LEASE)).isInstanceOf(Claim.class);
+        assertServesAgain(store);
     }
 
     @Test
@@ -77,7 +77,7 @@ class PostgresOnApplicationPoolTimeoutTest {
         assertFailsWithinTheBound(store);
 
         proxy.heal();
-        assertThat(store.claim(key(), LEASE)).isInstanceOf(Claim.class);
+        assertServesAgain(store);
     }
 
     @Test
@@ -91,7 +91,7 @@ class PostgresOnApplicationPoolTimeoutTest {
 
         proxy.heal();
         proxy.cutConnections();   // the held replies would reach no one now
-        assertThat(store.claim(key(), LEASE)).isInstanceOf(Claim.class);
+        assertServesAgain(store);
     }
 
     private static void assertFailsWithinTheBound(DedupStore store) {
@@ -107,6 +107,24 @@ class PostgresOnApplicationPoolTimeoutTest {
         assertThat(failure).isInstanceOfSatisfying(DedupStoreException.class,
                 e -> assertThat(e.isRetryable()).as("retryable").isTrue());
         assertThat(took).as("time to fail, with a %s store timeout", STORE_TIMEOUT).isLessThan(BOUND);
+    }
+
+    /**
+     * Claims until one succeeds, within 20 s: HikariCP backs off up to 5 s between failed connects (a store opened by
+     * URI does not; see {@code PostgresOutageTest}), so the first claims after the server's return may still fail.
+     */
+    private static void assertServesAgain(DedupStore store) {
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (true) {
+            try {
+                assertThat(store.claim(key(), LEASE)).isInstanceOf(Claim.class);
+                return;
+            } catch (DedupStoreException e) {
+                if (System.nanoTime() > deadline) {
+                    throw e;
+                }
+            }
+        }
     }
 
     private static DedupStore store(DataSource dataSource) {

@@ -1,0 +1,222 @@
+package dev.dedup.spring.boot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.dedup.DedupConfigurationException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.kafka.transaction.KafkaTransactionManager;
+import org.springframework.transaction.support.AbstractPlatformTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * {@link Idempotent} inside Spring Kafka's transactions (exactly-once: {@code spring.kafka.producer.transaction-id-prefix}),
+ * on the real broker and PostgreSQL. Spring Kafka's {@code KafkaTransactionManager} does no transaction
+ * synchronization by default, so a result cannot wait for the commit: an application like that is refused at startup
+ * (an {@code @Idempotent} listener) or at the call (an {@code @Idempotent} bean inside the transaction), with the fix
+ * in the message. With synchronization on, a listener transaction that rolls back after the method returned frees its
+ * key: the redelivery runs the method again, and a read-committed consumer sees its output once.
+ */
+class IdempotentInKafkaTransactionOnKafkaTest {
+
+    @Test
+    void anIdempotentListenerUnderKafkasDefaultTransactionManagerIsRefusedAtStartup() {
+        String topic = Servers.unique("boot-ktx-check");
+        assertThatThrownBy(() -> {
+            try (ConfigurableApplicationContext context = start(topic, ListenerApp.class)) {
+                context.getBean(ListenerApp.class);
+            }
+        }).hasRootCauseInstanceOf(DedupConfigurationException.class)
+                .rootCause().hasMessageContaining("does no transaction synchronization")
+                .hasMessageContaining("ListenerApp.on")
+                .hasMessageContaining("setTransactionSynchronization(AbstractPlatformTransactionManager.SYNCHRONIZATION_ALWAYS)");
+    }
+
+    @Test
+    void anIdempotentBeanInsideAnUnsynchronizedKafkaTransactionIsRefusedAndDoesNotRun() {
+        String topic = Servers.unique("boot-ktx-call");
+        try (ConfigurableApplicationContext context = start(topic, TransferApp.class)) {
+            Transfers transfers = context.getBean(Transfers.class);
+            TransactionTemplate inKafkaTransaction =
+                    new TransactionTemplate(context.getBean(KafkaTransactionManager.class));
+
+            assertThatThrownBy(() -> inKafkaTransaction.executeWithoutResult(status -> transfers.forward("t-1")))
+                    .isInstanceOf(DedupConfigurationException.class)
+                    .hasMessageContaining("Transfers.forward")
+                    .hasMessageContaining("SYNCHRONIZATION_ALWAYS");
+            assertThat(transfers.runs("t-1")).isZero();
+        }
+    }
+
+    @Test
+    void withSynchronizationOnARollbackAfterTheMethodReturnedFreesItsKeyAndTheOutputCommitsOnce() throws Exception {
+        String topic = Servers.unique("boot-ktx");
+        try (ConfigurableApplicationContext context = start(topic, TransferApp.class, Synchronized.class);
+                KafkaConsumer<String, String> outputs = readCommitted(topic + "-out")) {
+            KafkaTemplate<String, String> kafka = context.getBean(KafkaTemplate.class);
+            Transfers transfers = context.getBean(Transfers.class);
+            kafka.executeInTransaction(template -> {
+                template.send(topic, "t-ok");
+                template.send(topic, "t-rollback-once");   // the listener throws after forward() returned, once
+                template.send(topic, "t-ok");             // again: replayed, forwarded once
+                template.send(topic, "t-end");
+                return null;
+            });
+
+            List<String> forwarded = new ArrayList<>();
+            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+            while (!forwarded.contains("t-end") && System.nanoTime() < deadline) {
+                outputs.poll(Duration.ofMillis(200)).forEach(record -> forwarded.add(record.value()));
+            }
+
+            assertThat(forwarded).as("committed outputs").containsExactlyInAnyOrder("t-ok", "t-rollback-once", "t-end");
+            assertThat(transfers.runs("t-rollback-once")).as("the rolled-back run, and the redelivery's").isEqualTo(2);
+            assertThat(transfers.runs("t-ok")).isEqualTo(1);
+        }
+    }
+
+    private static ConfigurableApplicationContext start(String topic, Class<?>... sources) {
+        return new SpringApplicationBuilder(sources).web(WebApplicationType.NONE)
+                .run("--spring.kafka.bootstrap-servers=" + Servers.kafkaBootstrap(),
+                        "--spring.kafka.producer.transaction-id-prefix=" + topic + "-tx-",
+                        "--spring.kafka.consumer.auto-offset-reset=earliest",
+                        "--spring.kafka.consumer.isolation-level=read-committed",
+                        "--spring.datasource.url=" + Servers.postgresJdbcUrl(),
+                        "--dedup.store.create-schema=true",
+                        "--dedup.namespace=" + Servers.unique("boot-ktx"),
+                        "--test.topic=" + topic);
+    }
+
+    private static KafkaConsumer<String, String> readCommitted(String topic) {
+        KafkaConsumer<String, String> consumer = new KafkaConsumer<>(Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, Servers.kafkaBootstrap(),
+                ConsumerConfig.GROUP_ID_CONFIG, Servers.unique("reader"),
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"),
+                new StringDeserializer(), new StringDeserializer());
+        consumer.subscribe(List.of(topic));
+        return consumer;
+    }
+
+    /** {@code @Idempotent} on the listener method itself. */
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    static class ListenerApp {
+        @Bean
+        NewTopic topic(org.springframework.core.env.Environment environment) {
+            return new NewTopic(environment.getRequiredProperty("test.topic"), 1, (short) 1);
+        }
+
+        @KafkaListener(topics = "${test.topic}", groupId = "${test.topic}")
+        @Idempotent(key = "#record.value()")
+        public void on(ConsumerRecord<String, String> record) {
+            // never started: the application is refused
+        }
+    }
+
+    /** A plain listener calling an {@code @Idempotent} bean that forwards each record in the listener's transaction. */
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    static class TransferApp {
+        @Bean
+        NewTopic topic(org.springframework.core.env.Environment environment) {
+            return new NewTopic(environment.getRequiredProperty("test.topic"), 1, (short) 1);
+        }
+
+        @Bean
+        NewTopic output(org.springframework.core.env.Environment environment) {
+            return new NewTopic(environment.getRequiredProperty("test.topic") + "-out", 1, (short) 1);
+        }
+
+        @Bean
+        Transfers transfers(KafkaTemplate<String, String> kafka, org.springframework.core.env.Environment environment) {
+            return new Transfers(kafka, environment.getRequiredProperty("test.topic") + "-out");
+        }
+
+        @Bean
+        TransferListener transferListener(Transfers transfers) {
+            return new TransferListener(transfers);
+        }
+    }
+
+    static class TransferListener {
+        private final Transfers transfers;
+        private final Map<String, AtomicInteger> deliveries = new ConcurrentHashMap<>();
+
+        TransferListener(Transfers transfers) {
+            this.transfers = transfers;
+        }
+
+        @KafkaListener(topics = "${test.topic}", groupId = "${test.topic}")
+        public void on(ConsumerRecord<String, String> record) {
+            transfers.forward(record.value());
+            int delivery = deliveries.computeIfAbsent(record.value(), v -> new AtomicInteger()).incrementAndGet();
+            if (record.value().startsWith("t-rollback-once") && delivery == 1) {
+                // After forward() returned: the listener's transaction rolls back, its output with it.
+                throw new IllegalStateException("the first delivery of " + record.value() + " rolls back");
+            }
+        }
+    }
+
+    public static class Transfers {
+        private final KafkaTemplate<String, String> kafka;
+        private final String output;
+        private final Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
+
+        Transfers(KafkaTemplate<String, String> kafka, String output) {
+            this.kafka = kafka;
+            this.output = output;
+        }
+
+        /** Forwards the transfer, in the caller's Kafka transaction; once per id. */
+        @Idempotent(key = "#id")
+        public void forward(String id) {
+            runs.computeIfAbsent(id, i -> new AtomicInteger()).incrementAndGet();
+            kafka.send(output, id);
+        }
+
+        int runs(String id) {
+            AtomicInteger count = runs.get(id);
+            return count == null ? 0 : count.get();
+        }
+    }
+
+    /** The fix the refusal names: Kafka's transaction manager with synchronization on. */
+    @Configuration
+    static class Synchronized {
+        @Bean
+        static BeanPostProcessor synchronizeKafkaTransactions() {
+            return new BeanPostProcessor() {
+                @Override
+                public Object postProcessAfterInitialization(Object bean, String name) {
+                    if (bean instanceof KafkaTransactionManager<?, ?> manager) {
+                        manager.setTransactionSynchronization(AbstractPlatformTransactionManager.SYNCHRONIZATION_ALWAYS);
+                    }
+                    return bean;
+                }
+            };
+        }
+    }
+}

@@ -166,10 +166,19 @@ public final class Outbox {
         }
     }
 
+    private int parkingColumns(Statement statement) throws SQLException {
+        try (ResultSet columns = statement.executeQuery(table.countParkingColumns())) {
+            columns.next();
+            return columns.getInt(1);
+        }
+    }
+
     private OutboxSchemaReport createLocked(Connection connection, Statement statement, DataSource cronDatabase)
             throws SQLException {
         statement.execute(table.createTable());
-        statement.execute(table.addParkingColumns());     // a table made by an earlier version lacks them
+        if (parkingColumns(statement) < 3) {
+            statement.execute(table.addParkingColumns());  // a table made by an earlier version lacks them
+        }
         statement.execute(table.createUnpublishedIndex());
         statement.execute(table.createPublishedIndex());
         statement.execute(table.createPurgeProcedure());

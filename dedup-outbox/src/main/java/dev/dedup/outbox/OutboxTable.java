@@ -41,6 +41,16 @@ final class OutboxTable {
                 + " ADD COLUMN IF NOT EXISTS parked_at timestamptz, ADD COLUMN IF NOT EXISTS last_error text";
     }
 
+    /**
+     * Counts the parking columns the table has: the ALTER above takes the table's ACCESS EXCLUSIVE lock even when
+     * they exist, waiting behind every open append and blocking new ones meanwhile, so it runs only when one is
+     * missing.
+     */
+    String countParkingColumns() {
+        return "SELECT count(*) FROM pg_attribute WHERE attrelid = '" + table.replace("'", "''") + "'::regclass"
+                + " AND attname IN ('attempts', 'parked_at', 'last_error') AND NOT attisdropped";
+    }
+
     /** The relay's scan: only unpublished rows, in id order; it stays small however large the table grows. */
     String createUnpublishedIndex() {
         return "CREATE INDEX IF NOT EXISTS " + name.derivedUnqualified("_unpublished_idx") + " ON " + table

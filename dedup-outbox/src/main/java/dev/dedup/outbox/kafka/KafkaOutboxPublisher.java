@@ -20,6 +20,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.producer.BufferExhaustedException;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -198,8 +199,9 @@ public final class KafkaOutboxPublisher implements OutboxPublisher, AutoCloseabl
             ack.get();
             return Optional.empty();
         } catch (ExecutionException e) {
+            // A full buffer is a TimeoutException too (BufferExhaustedException): the producer's state, not the topic's.
             return e.getCause() instanceof org.apache.kafka.common.errors.TimeoutException timeout
-                    ? Optional.of(timeout) : Optional.empty();
+                    && !(timeout instanceof BufferExhaustedException) ? Optional.of(timeout) : Optional.empty();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return Optional.empty();

@@ -11,6 +11,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
 
@@ -30,6 +31,9 @@ public class DedupStoreHealthIndicator extends AbstractHealthIndicator {
 
     private final DedupStore store;
     private final Duration wait;
+    /** The last probe: one at a time, so a store that hangs gets no pile of probes on top of its callers. */
+    private final AtomicReference<CompletableFuture<Boolean>> lastProbe =
+            new AtomicReference<>(CompletableFuture.completedFuture(true));
 
     /**
      * Creates the indicator, waiting at most 5 s for the store.
@@ -55,7 +59,25 @@ public class DedupStoreHealthIndicator extends AbstractHealthIndicator {
     @Override
     protected void doHealthCheck(Health.Builder builder) throws Exception {
         builder.withDetail("store", store.getClass().getSimpleName()).withDetail("namespace", store.namespace());
-        CompletableFuture<Boolean> probe = CompletableFuture.supplyAsync(this::freshKeyClaimed, PROBES);
+        CompletableFuture<Boolean> previous = lastProbe.get();
+        if (!previous.isDone()) {
+            builder.down().withDetail("probe", "the previous probe has had no answer yet");
+            return;
+        }
+        CompletableFuture<Boolean> started = new CompletableFuture<>();
+        CompletableFuture<Boolean> probe;
+        if (lastProbe.compareAndSet(previous, started)) {
+            PROBES.execute(() -> {
+                try {
+                    started.complete(freshKeyClaimed());
+                } catch (Throwable e) {
+                    started.completeExceptionally(e);
+                }
+            });
+            probe = started;
+        } else {
+            probe = lastProbe.get();   // a concurrent check started one: wait for that one instead
+        }
         try {
             if (probe.get(wait.toMillis(), TimeUnit.MILLISECONDS)) {
                 builder.up();

@@ -34,7 +34,7 @@ final class StoreTimeout {
     static void addTo(DedupProperties properties, String uri, Map<String, String> parameters) {
         Duration timeout = properties.getStore().getTimeout();
         // The in-memory store never waits, and takes no timeout.
-        if (timeout != null && !uri.startsWith("memory:")) {
+        if (timeout != null && !uri.regionMatches(true, 0, "memory:", 0, "memory:".length())) {
             parameters.put("timeout", uriForm(timeout));
         }
     }
@@ -50,9 +50,12 @@ final class StoreTimeout {
                 + uriForm(timeout) + ") does not suit the store: " + failure.getMessage(), failure);
     }
 
-    /** As a URI writes it: 20m, 1500ms. */
+    /** As a URI writes it: 20m, 1500ms; ISO-8601 (which the URI parser takes too) for what those cannot say. */
     private static String uriForm(Duration timeout) {
         long millis = timeout.toMillis();
+        if (!Duration.ofMillis(millis).equals(timeout)) {
+            return timeout.toString();
+        }
         if (millis % 60_000 == 0) {
             return millis / 60_000 + "m";
         }

@@ -77,6 +77,9 @@ public final class ChaosApplicationMain {
     private ChaosApplicationMain() {}
 
     public static void main(String[] args) {
+        // A test JVM that dies (its Surefire fork killed) must not leave this one consuming: it ends with its parent.
+        ProcessHandle.current().parent().ifPresent(parent -> parent.onExit()
+                .thenRun(() -> Runtime.getRuntime().halt(3)));
         ChaosBoard board = ChaosBoard.open(Path.of(args[0]), SLOTS);
         board.set(ChaosBoard.PHASE, STARTING);
         try {

@@ -329,13 +329,22 @@ class SpringChaosTest {
             return false;
         }
 
+        /** Kills every application, even when interrupted (a test timeout): kill() signals before it waits. */
         void killAll() throws InterruptedException {
+            InterruptedException interrupted = null;
             for (ConsumerProcess process : all) {
-                if (process.isAlive()) {
-                    process.kill();
+                try {
+                    if (process.isAlive()) {
+                        process.kill();
+                    }
+                } catch (InterruptedException e) {
+                    interrupted = e;
                 }
             }
             live.clear();
+            if (interrupted != null) {
+                throw interrupted;
+            }
         }
 
         long sum(int slot) {

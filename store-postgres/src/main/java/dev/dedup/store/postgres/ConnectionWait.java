@@ -10,6 +10,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -22,7 +23,10 @@ import javax.sql.DataSource;
  *
  * <p>HikariCP's pool takes a wait of the caller's choosing. Any other pool (and a HikariCP pool not started yet) is
  * asked on a thread of its own while the caller waits at most the timeout; a connection that arrives after the caller
- * gave up goes straight back to the pool.
+ * gave up goes straight back to the pool. At most {@link #WAITS_IN_FLIGHT} such asks run at once per store: past
+ * that (a pool or server that never answers), a call fails at once, rather than adding a thread and a waiter to the
+ * pool's queue for each call. The thread carries none of the caller's thread-local state: a DataSource that routes
+ * by it (an {@code AbstractRoutingDataSource}) must be given to the store as the pool it routes to.
  */
 abstract class ConnectionWait {
     /** Daemon threads, made as needed: only waits on other pools use them, and only for as long as those last. */
@@ -31,6 +35,9 @@ abstract class ConnectionWait {
         thread.setDaemon(true);
         return thread;
     });
+
+    /** Asks in flight on other pools, per store: a bound on threads and on abandoned waiters in the pool's queue. */
+    static final int WAITS_IN_FLIGHT = 32;
 
     /** The connection, or an {@link SQLException} once the wait is over. */
     abstract Connection get() throws SQLException;
@@ -85,6 +92,7 @@ abstract class ConnectionWait {
     private static final class OnWaiterThread extends ConnectionWait {
         private final DataSource dataSource;
         private final long millis;
+        private final Semaphore inFlight = new Semaphore(WAITS_IN_FLIGHT);
 
         OnWaiterThread(DataSource dataSource, long millis) {
             this.dataSource = dataSource;
@@ -93,7 +101,18 @@ abstract class ConnectionWait {
 
         @Override
         Connection get() throws SQLException {
-            CompletableFuture<Connection> connecting = CompletableFuture.supplyAsync(this::connect, WAITERS);
+            if (!inFlight.tryAcquire()) {
+                throw new SQLTransientConnectionException(WAITS_IN_FLIGHT + " earlier waits for a connection from the"
+                        + " DataSource have not ended yet (the pool or the server is not answering)", "08001");
+            }
+            CompletableFuture<Connection> connecting;
+            try {
+                connecting = CompletableFuture.supplyAsync(this::connect, WAITERS);
+            } catch (RuntimeException e) {
+                inFlight.release();
+                throw e;
+            }
+            connecting.whenComplete((connection, failure) -> inFlight.release());
             try {
                 return connecting.get(millis, TimeUnit.MILLISECONDS);
             } catch (ExecutionException e) {

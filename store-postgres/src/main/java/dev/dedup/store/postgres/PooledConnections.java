@@ -2,6 +2,7 @@ package dev.dedup.store.postgres;
 
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
 import java.time.Duration;
 import java.util.concurrent.Executor;
 import javax.sql.DataSource;
@@ -26,7 +27,10 @@ final class PooledConnections implements Connections {
 
     PooledConnections(DataSource dataSource, PostgresErrors errors, Duration timeout) {
         this.connectionWait = ConnectionWait.of(dataSource, timeout);
-        this.replyTimeoutMillis = (int) Math.min(Integer.MAX_VALUE, Math.max(1, timeout.toMillis()));
+        // A second past the query timeout (whole seconds, rounded up), so that the query timeout's cancel ends a
+        // long lock wait cleanly, and the network timeout only a server that stopped answering.
+        long queryTimeoutMillis = Math.max(1, (timeout.toMillis() + 999) / 1000) * 1000;
+        this.replyTimeoutMillis = (int) Math.min(Integer.MAX_VALUE, queryTimeoutMillis + 1000);
         this.errors = errors;
         this.resendWithinNanos = timeout.toNanos() / 2;
         this.connects = ReconnectingDataSource.behind(dataSource);
@@ -93,14 +97,21 @@ final class PooledConnections implements Connections {
         }
     }
 
-    /** Lowers the connection's network timeout to the store's; {@return the one to restore, or -1 for none}. */
+    /**
+     * Lowers the connection's network timeout to the store's; {@return the one to restore, or -1 for none} A driver
+     * without network timeouts leaves the replies to its own settings.
+     */
     private int boundReplies(Connection connection) throws SQLException {
-        int current = connection.getNetworkTimeout();
-        if (current > 0 && current <= replyTimeoutMillis) {
+        try {
+            int current = connection.getNetworkTimeout();
+            if (current > 0 && current <= replyTimeoutMillis) {
+                return -1;
+            }
+            connection.setNetworkTimeout(IN_PLACE, replyTimeoutMillis);
+            return current;
+        } catch (SQLFeatureNotSupportedException e) {
             return -1;
         }
-        connection.setNetworkTimeout(IN_PLACE, replyTimeoutMillis);
-        return current;
     }
 
     /** The pool's setting again, for the pool's next borrower; a connection broken meanwhile is the pool's to drop. */

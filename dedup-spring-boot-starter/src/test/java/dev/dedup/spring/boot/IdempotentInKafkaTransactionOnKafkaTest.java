@@ -3,7 +3,9 @@ package dev.dedup.spring.boot;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.dedup.Claim;
 import dev.dedup.DedupConfigurationException;
+import dev.dedup.DedupStore;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -94,6 +96,36 @@ class IdempotentInKafkaTransactionOnKafkaTest {
             assertThat(forwarded).as("committed outputs").containsExactlyInAnyOrder("t-ok", "t-rollback-once", "t-end");
             assertThat(transfers.runs("t-rollback-once")).as("the rolled-back run, and the redelivery's").isEqualTo(2);
             assertThat(transfers.runs("t-ok")).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void withSynchronizationOnARecordWhoseKeyIsHeldIsRetriedAfterEachRollbackUntilTheHolderIsDone() throws Exception {
+        String topic = Servers.unique("boot-ktx-held");
+        try (ConfigurableApplicationContext context = start(topic, HeldKeyApp.class, Synchronized.class)) {
+            KafkaTemplate<String, String> kafka = context.getBean(KafkaTemplate.class);
+            DedupStore store = context.getBean(DedupStore.class);
+            HeldKeyListener listener = context.getBean(HeldKeyListener.class);
+            String held = Servers.unique("held");
+            Claim holder = (Claim) store.claim("held:" + held, Duration.ofSeconds(30));
+            kafka.executeInTransaction(template -> {
+                template.send(topic, held);
+                template.send(topic, "after-" + held);
+                return null;
+            });
+
+            // Each retry after a rollback takes about a second here: 6 s of retries must not pass the held record.
+            Thread.sleep(6_000);
+            assertThat(listener.runs(held)).as("not while the holder runs").isZero();
+            assertThat(listener.runs("after-" + held)).as("nothing passes the held record").isZero();
+            store.release(holder);
+
+            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+            while (listener.runs("after-" + held) == 0 && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+            }
+            assertThat(listener.runs(held)).isEqualTo(1);
+            assertThat(listener.runs("after-" + held)).isEqualTo(1);
         }
     }
 
@@ -199,6 +231,37 @@ class IdempotentInKafkaTransactionOnKafkaTest {
 
         int runs(String id) {
             AtomicInteger count = runs.get(id);
+            return count == null ? 0 : count.get();
+        }
+    }
+
+    /** An {@code @Idempotent} listener whose runs are counted, for the held-key test. */
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    static class HeldKeyApp {
+        @Bean
+        NewTopic topic(org.springframework.core.env.Environment environment) {
+            return new NewTopic(environment.getRequiredProperty("test.topic"), 1, (short) 1);
+        }
+
+        @Bean
+        HeldKeyListener heldKeyListener() {
+            return new HeldKeyListener();
+        }
+    }
+
+    public static class HeldKeyListener {
+        private final Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
+
+        @KafkaListener(topics = "${test.topic}", groupId = "${test.topic}")
+        @Idempotent(key = "#record.value()", scope = "held")
+        public void on(ConsumerRecord<String, String> record) {
+            runs.computeIfAbsent(record.value(), v -> new AtomicInteger()).incrementAndGet();
+        }
+
+        /** Through a method: the bean is a proxy, whose own fields are empty. */
+        public int runs(String value) {
+            AtomicInteger count = runs.get(value);
             return count == null ? 0 : count.get();
         }
     }

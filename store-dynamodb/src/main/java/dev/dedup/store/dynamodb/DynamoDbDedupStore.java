@@ -384,7 +384,7 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
          */
         public DynamoDbDedupStore build() {
             if (validateTable) {
-                DynamoDbDedupTables.validate(client, table);
+                DynamoDbDedupTables.validate(client, table, timeout);
             }
             return new DynamoDbDedupStore(this);
         }

@@ -1,10 +1,12 @@
 package dev.dedup.store.dynamodb;
 
 import dev.dedup.DedupConfigurationException;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import software.amazon.awssdk.awscore.AwsRequestOverrideConfiguration;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeDefinition;
 import software.amazon.awssdk.services.dynamodb.model.BillingMode;
@@ -94,9 +96,16 @@ public final class DynamoDbDedupTables {
      * @throws dev.dedup.DedupStoreException if DynamoDB could not be reached
      */
     public static void validate(DynamoDbClient client, String table) {
+        validate(client, table, null);
+    }
+
+    /** As {@link #validate(DynamoDbClient, String)}, the call bounded by {@code timeout} (null: the client's). */
+    static void validate(DynamoDbClient client, String table, Duration timeout) {
         TableDescription description;
         try {
-            description = client.describeTable(request -> request.tableName(table)).table();
+            description = client.describeTable(request -> request.tableName(table).overrideConfiguration(
+                    timeout == null ? null : AwsRequestOverrideConfiguration.builder().apiCallTimeout(timeout).build()))
+                    .table();
         } catch (ResourceNotFoundException missing) {
             throw new DedupConfigurationException("DynamoDB table " + table + " does not exist; create it with"
                     + " DynamoDbDedupTables.create(client, \"" + table + "\") or: aws dynamodb create-table"

@@ -222,6 +222,23 @@ class DynamoDbFaultsOnDynaliteTest {
         assertThat(store.claim("after", LEASE)).isInstanceOf(Claim.class);
     }
 
+    @Test
+    @DisplayName("a client without timeouts, replies held 20 s: the table check at build time fails within the store's timeout")
+    void theStoresTimeoutBoundsTheTableCheck() {
+        FaultProxy proxy = proxy();
+        DynamoDbClient client = track(DynamoDbTestSupport.clientWithoutTimeouts(endpoint(proxy)));
+
+        proxy.delayReplies(Duration.ofSeconds(20));
+        long started = System.nanoTime();
+        assertThatThrownBy(() -> DynamoDbDedupStore.builder(client, DynamoDbTestSupport.TABLE).namespace(namespace)
+                .timeout(Duration.ofSeconds(1)).build())
+                .isInstanceOfSatisfying(DedupStoreException.class,
+                        e -> assertThat(e.isRetryable()).as("retryable").isTrue());
+        Duration took = Duration.ofNanos(System.nanoTime() - started);
+        System.out.println("table check with replies held failed after " + took.toMillis() + " ms");
+        assertThat(took).as("time to fail, with a 1 s store timeout").isLessThan(Duration.ofSeconds(6));
+    }
+
     private static void sleep(long millis) {
         try {
             Thread.sleep(millis);

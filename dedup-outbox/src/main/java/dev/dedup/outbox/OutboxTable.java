@@ -149,8 +149,8 @@ final class OutboxTable {
                 + " ARRAY(SELECT k FROM jsonb_object_keys(headers) AS k ORDER BY k),"
                 + " ARRAY(SELECT headers ->> k FROM jsonb_object_keys(headers) AS k ORDER BY k),"
                 + " created_at FROM " + table
-                + " WHERE published_at IS NULL AND parked_at IS NULL AND (key IS NULL OR pg_try_advisory_xact_lock(hashtext('"
-                + lockSpace() + "'), hashtext(key)))"
+                + " WHERE published_at IS NULL AND parked_at IS NULL"
+                + " AND (key IS NULL OR pg_try_advisory_xact_lock(hashtext('" + lockSpace() + "'), hashtext(key)))"
                 + " ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED";
     }
 
@@ -176,7 +176,8 @@ final class OutboxTable {
 
     /**
      * Counts a failed attempt for each event of {@code unnest(ids, errors)} and parks those that reached the limit.
-     * Parameters: the limit, the ids (bigint[]), the errors (text[]). Returns the ids parked by this statement.
+     * Parameters: the limit, the ids (bigint[]), the errors (text[]). Returns each updated id, and whether this
+     * statement parked it.
      */
     String recordRejections() {
         return "UPDATE " + table + " AS t SET attempts = t.attempts + 1, last_error = r.error,"

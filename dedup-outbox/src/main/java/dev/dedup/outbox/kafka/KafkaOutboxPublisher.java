@@ -199,7 +199,8 @@ public final class KafkaOutboxPublisher implements OutboxPublisher, AutoCloseabl
             ack.get();
             return Optional.empty();
         } catch (ExecutionException e) {
-            // A full buffer is a TimeoutException too (BufferExhaustedException): the producer's state, not the topic's.
+            // A full buffer is a TimeoutException too (BufferExhaustedException): the producer's state, not the
+            // topic's.
             return e.getCause() instanceof org.apache.kafka.common.errors.TimeoutException timeout
                     && !(timeout instanceof BufferExhaustedException) ? Optional.of(timeout) : Optional.empty();
         } catch (InterruptedException e) {

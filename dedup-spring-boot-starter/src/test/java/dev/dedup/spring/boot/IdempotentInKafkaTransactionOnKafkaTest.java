@@ -27,6 +27,8 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+import org.springframework.core.env.Environment;
 import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.kafka.transaction.KafkaTransactionManager;
@@ -155,12 +157,8 @@ class IdempotentInKafkaTransactionOnKafkaTest {
     /** {@code @Idempotent} on the listener method itself. */
     @SpringBootConfiguration
     @EnableAutoConfiguration
+    @Import(TestTopic.class)
     static class ListenerApp {
-        @Bean
-        NewTopic topic(org.springframework.core.env.Environment environment) {
-            return new NewTopic(environment.getRequiredProperty("test.topic"), 1, (short) 1);
-        }
-
         @KafkaListener(topics = "${test.topic}", groupId = "${test.topic}")
         @Idempotent(key = "#record.value()")
         public void on(ConsumerRecord<String, String> record) {
@@ -171,19 +169,15 @@ class IdempotentInKafkaTransactionOnKafkaTest {
     /** A plain listener calling an {@code @Idempotent} bean that forwards each record in the listener's transaction. */
     @SpringBootConfiguration
     @EnableAutoConfiguration
+    @Import(TestTopic.class)
     static class TransferApp {
         @Bean
-        NewTopic topic(org.springframework.core.env.Environment environment) {
-            return new NewTopic(environment.getRequiredProperty("test.topic"), 1, (short) 1);
-        }
-
-        @Bean
-        NewTopic output(org.springframework.core.env.Environment environment) {
+        NewTopic output(Environment environment) {
             return new NewTopic(environment.getRequiredProperty("test.topic") + "-out", 1, (short) 1);
         }
 
         @Bean
-        Transfers transfers(KafkaTemplate<String, String> kafka, org.springframework.core.env.Environment environment) {
+        Transfers transfers(KafkaTemplate<String, String> kafka, Environment environment) {
             return new Transfers(kafka, environment.getRequiredProperty("test.topic") + "-out");
         }
 
@@ -238,12 +232,8 @@ class IdempotentInKafkaTransactionOnKafkaTest {
     /** An {@code @Idempotent} listener whose runs are counted, for the held-key test. */
     @SpringBootConfiguration
     @EnableAutoConfiguration
+    @Import(TestTopic.class)
     static class HeldKeyApp {
-        @Bean
-        NewTopic topic(org.springframework.core.env.Environment environment) {
-            return new NewTopic(environment.getRequiredProperty("test.topic"), 1, (short) 1);
-        }
-
         @Bean
         HeldKeyListener heldKeyListener() {
             return new HeldKeyListener();
@@ -263,6 +253,15 @@ class IdempotentInKafkaTransactionOnKafkaTest {
         public int runs(String value) {
             AtomicInteger count = runs.get(value);
             return count == null ? 0 : count.get();
+        }
+    }
+
+    /** The run's input topic, {@code test.topic}, for each application above. */
+    @Configuration
+    static class TestTopic {
+        @Bean
+        NewTopic topic(Environment environment) {
+            return new NewTopic(environment.getRequiredProperty("test.topic"), 1, (short) 1);
         }
     }
 

@@ -101,6 +101,16 @@ public interface AsyncDedupStore {
     CompletionStage<List<ClaimResult>> claimAll(List<String> keys, Duration lease);
 
     /**
+     * {@link DedupStore#settleAll(List)}, without blocking.
+     *
+     * @param settlements 0 to {@link DedupLimits#MAX_BATCH_KEYS} settlements of this store's claims, no key twice;
+     *     copied at the call
+     * @return a stage completing with one answer per settlement, in the order of {@code settlements}
+     * @throws IllegalArgumentException if the batch or an entry breaks a limit, or a key repeats
+     */
+    CompletionStage<List<Boolean>> settleAll(List<Settlement> settlements);
+
+    /**
      * {@link DedupStore#inspect(String)}, without blocking.
      *
      * @param key the key

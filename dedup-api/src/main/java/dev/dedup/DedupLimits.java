@@ -2,7 +2,9 @@ package dev.dedup;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.regex.Pattern;
 
 /**
@@ -151,6 +153,73 @@ public final class DedupLimits {
             }
         }
         return keys;
+    }
+
+    /**
+     * Checks that {@code claim} is a claim of the store with {@code namespace}.
+     *
+     * @param namespace the store's namespace
+     * @param claim the claim passed to the store
+     * @return {@code claim} itself
+     * @throws IllegalArgumentException if {@code claim} is null or of another namespace
+     */
+    public static Claim checkClaim(String namespace, Claim claim) {
+        if (claim == null) {
+            throw new IllegalArgumentException("claim must not be null; pass the Claim that claim() returned");
+        }
+        if (!claim.namespace().equals(namespace)) {
+            throw new IllegalArgumentException("claim belongs to namespace '" + claim.namespace()
+                    + "', but this store's namespace is '" + namespace + "'");
+        }
+        return claim;
+    }
+
+    /**
+     * Checks a batch of settlements: not null, 0 to {@link #MAX_BATCH_KEYS} of them, each of a claim of the store
+     * with {@code namespace}, a valid retention and payload, and no key settled twice.
+     *
+     * @param namespace the store's namespace
+     * @param settlements the batch for one {@code settleAll} call
+     * @return {@code settlements} itself, not copied
+     * @throws IllegalArgumentException if the batch is null or too long, an entry is invalid, or a key repeats; the
+     *     message starts with the bad entry's index, such as {@code settlements[3]:}
+     */
+    public static List<Settlement> checkSettlements(String namespace, List<Settlement> settlements) {
+        if (settlements == null) {
+            throw new IllegalArgumentException("settlements must not be null; allowed: a list of 0 to "
+                    + MAX_BATCH_KEYS + " settlements");
+        }
+        if (settlements.size() > MAX_BATCH_KEYS) {
+            throw new IllegalArgumentException("settlements must hold at most " + MAX_BATCH_KEYS + ", but held "
+                    + settlements.size() + "; split the batch");
+        }
+        Map<String, Integer> indexByKey = new HashMap<>();
+        for (int i = 0; i < settlements.size(); i++) {
+            try {
+                checkSettlement(namespace, settlements.get(i));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("settlements[" + i + "]: " + e.getMessage(), e);
+            }
+            Integer first = indexByKey.putIfAbsent(settlements.get(i).claim().key(), i);
+            if (first != null) {
+                throw new IllegalArgumentException("settlements[" + i + "]: key "
+                        + show(settlements.get(i).claim().key()) + " is settled twice in one batch (first at"
+                        + " settlements[" + first + "]); a key has one claim, settled once");
+            }
+        }
+        return settlements;
+    }
+
+    private static void checkSettlement(String namespace, Settlement settlement) {
+        if (settlement == null) {
+            throw new IllegalArgumentException("settlement must not be null; make one with Settlement.complete,"
+                    + " fail or release");
+        }
+        checkClaim(namespace, settlement.claim());
+        if (settlement.kind() != Settlement.Kind.RELEASE) {
+            checkDuration("retention", settlement.retention());
+            checkResult(settlement.payloadUncopied());
+        }
     }
 
     /**

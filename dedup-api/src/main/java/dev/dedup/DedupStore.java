@@ -130,6 +130,34 @@ public interface DedupStore extends AutoCloseable {
     }
 
     /**
+     * Ends many won claims at once, each as its {@link Settlement} says (complete, fail or release), with one answer
+     * per settlement in input order: true where the claim was settled, false where it is no longer the caller's (the
+     * lease lapsed, another caller took the key, an operator forgot it), so nothing was written for it. Each
+     * settlement is decided alone; one claim lost does not stop the others. Stores override this with one round trip
+     * where the backend allows: what a consumer that claimed a batch with {@link #claimAll} calls after running it.
+     *
+     * @param settlements 0 to {@link DedupLimits#MAX_BATCH_KEYS} settlements of this store's claims, no key twice
+     * @return one answer per settlement, in the order of {@code settlements}
+     * @throws IllegalArgumentException if the batch or an entry breaks a limit, or a key repeats; nothing is settled
+     *     then
+     * @throws DedupStoreException if the backend failed; some claims may then have been settled, and the others
+     *     lapse with their lease
+     */
+    default List<Boolean> settleAll(List<Settlement> settlements) {
+        DedupLimits.checkSettlements(namespace(), settlements);
+        List<Boolean> settled = new ArrayList<>(settlements.size());
+        for (Settlement settlement : settlements) {
+            Claim claim = settlement.claim();
+            settled.add(switch (settlement.kind()) {
+                case COMPLETE -> complete(claim, settlement.retention(), settlement.payload());
+                case FAIL -> fail(claim, settlement.retention(), settlement.payload());
+                case RELEASE -> release(claim);
+            });
+        }
+        return settled;
+    }
+
+    /**
      * Reads what the store holds for {@code key} right now, for operators and tools. Read-only: it takes no lock,
      * writes nothing and never extends a record. A record whose expiry has passed is absent, by the same rule a
      * claim uses, whether or not the backend has deleted it yet.

@@ -8,6 +8,7 @@ import dev.dedup.DedupStore;
 import dev.dedup.Duplicate;
 import dev.dedup.KeyRecord;
 import dev.dedup.RecordState;
+import dev.dedup.Settlement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -95,6 +96,16 @@ public abstract class AbstractDedupStore implements DedupStore {
             return List.of();
         }
         return List.copyOf(doClaimAll(copy, lease));
+    }
+
+    @Override
+    public final List<Boolean> settleAll(List<Settlement> settlements) {
+        checkOpen();
+        List<Settlement> copy = CallChecks.settleAll(namespace, settlements);
+        if (copy.isEmpty()) {
+            return List.of();
+        }
+        return List.copyOf(doSettleAll(copy));
     }
 
     @Override
@@ -230,6 +241,26 @@ public abstract class AbstractDedupStore implements DedupStore {
             results.add(doClaim(key, newOwnerToken(), lease, null));
         }
         return results;
+    }
+
+    /**
+     * Settles a valid, non-empty batch, answers in input order. This default makes one call per settlement
+     * ({@link #doFinish} or {@link #doRelease}); a store overrides it to settle the whole batch in one round trip.
+     * Each settlement holds only under the rule of its single call: in progress, the claim's owner, not expired.
+     *
+     * @param settlements 1 to {@link DedupLimits#MAX_BATCH_KEYS} valid settlements of this store's claims, an
+     *     immutable copy; no key repeats
+     * @return one answer per settlement, in input order: true if it was settled, false if the claim was not the
+     *     caller's and nothing was written for it
+     */
+    protected List<Boolean> doSettleAll(List<Settlement> settlements) {
+        List<Boolean> settled = new ArrayList<>(settlements.size());
+        for (Settlement settlement : settlements) {
+            settled.add(settlement.kind() == Settlement.Kind.RELEASE ? doRelease(settlement.claim())
+                    : doFinish(settlement.claim(), settlement.endState(), settlement.retention(),
+                            settlement.payload()));
+        }
+        return settled;
     }
 
     /** Frees what the store created itself. Called once. */

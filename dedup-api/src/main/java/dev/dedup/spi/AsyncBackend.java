@@ -6,8 +6,11 @@ import dev.dedup.DedupLimits;
 import dev.dedup.DedupStore;
 import dev.dedup.KeyRecord;
 import dev.dedup.RecordState;
+import dev.dedup.Settlement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 
@@ -66,6 +69,26 @@ public interface AsyncBackend {
      * @return a stage completing with one result per key, in input order
      */
     CompletionStage<List<ClaimResult>> claimAll(List<String> keys, Duration lease);
+
+    /**
+     * As {@link AbstractDedupStore#doSettleAll}. This default sends every settlement's own call at once and gathers
+     * the answers in input order; a backend overrides it to settle the batch in one round trip.
+     *
+     * @param settlements 1 to {@link DedupLimits#MAX_BATCH_KEYS} valid settlements, an immutable copy; no key
+     *     repeats
+     * @return a stage completing with one answer per settlement, in input order; failed if any call failed
+     */
+    default CompletionStage<List<Boolean>> settleAll(List<Settlement> settlements) {
+        List<CompletableFuture<Boolean>> calls = new ArrayList<>(settlements.size());
+        for (Settlement settlement : settlements) {
+            CompletionStage<Boolean> call = settlement.kind() == Settlement.Kind.RELEASE
+                    ? release(settlement.claim())
+                    : finish(settlement.claim(), settlement.endState(), settlement.retention(), settlement.payload());
+            calls.add(call.toCompletableFuture());
+        }
+        return CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new))
+                .thenApply(done -> calls.stream().map(CompletableFuture::join).toList());
+    }
 
     /**
      * As {@link AbstractDedupStore#doInspect}.

@@ -2,6 +2,7 @@ package dev.dedup.spi;
 
 import dev.dedup.Claim;
 import dev.dedup.DedupLimits;
+import dev.dedup.Settlement;
 import java.time.Duration;
 import java.util.List;
 
@@ -42,12 +43,11 @@ final class CallChecks {
     }
 
     static void claimOf(String namespace, Claim claim) {
-        if (claim == null) {
-            throw new IllegalArgumentException("claim must not be null; pass the Claim that claim() returned");
-        }
-        if (!claim.namespace().equals(namespace)) {
-            throw new IllegalArgumentException("claim belongs to namespace '" + claim.namespace()
-                    + "', but this store's namespace is '" + namespace + "'");
-        }
+        DedupLimits.checkClaim(namespace, claim);
+    }
+
+    /** Checks a batch of settlements; returns an immutable copy of it. */
+    static List<Settlement> settleAll(String namespace, List<Settlement> settlements) {
+        return List.copyOf(DedupLimits.checkSettlements(namespace, settlements));
     }
 }

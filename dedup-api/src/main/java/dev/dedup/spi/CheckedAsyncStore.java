@@ -6,6 +6,7 @@ import dev.dedup.ClaimResult;
 import dev.dedup.DedupLimits;
 import dev.dedup.KeyRecord;
 import dev.dedup.RecordState;
+import dev.dedup.Settlement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -83,6 +84,16 @@ final class CheckedAsyncStore implements AsyncDedupStore {
         }
         return call(() -> backend.claimAll(copy, lease).thenApply(List::copyOf),
                 results -> results.forEach(this::releaseIfClaimed));
+    }
+
+    @Override
+    public CompletionStage<List<Boolean>> settleAll(List<Settlement> settlements) {
+        checkOpen.run();
+        List<Settlement> copy = CallChecks.settleAll(namespace, settlements);
+        if (copy.isEmpty()) {
+            return CompletableFuture.completedFuture(List.of());
+        }
+        return call(() -> backend.settleAll(copy).thenApply(List::copyOf));
     }
 
     @Override

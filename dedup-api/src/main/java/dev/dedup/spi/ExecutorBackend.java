@@ -5,6 +5,7 @@ import dev.dedup.ClaimResult;
 import dev.dedup.DedupStore;
 import dev.dedup.KeyRecord;
 import dev.dedup.RecordState;
+import dev.dedup.Settlement;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -46,6 +47,11 @@ final class ExecutorBackend implements AsyncBackend {
     @Override
     public CompletionStage<List<ClaimResult>> claimAll(List<String> keys, Duration lease) {
         return on(() -> store.claimAll(keys, lease));
+    }
+
+    @Override
+    public CompletionStage<List<Boolean>> settleAll(List<Settlement> settlements) {
+        return on(() -> store.settleAll(settlements));
     }
 
     @Override

@@ -4,6 +4,7 @@ import dev.dedup.AsyncDedupStore;
 import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
 import dev.dedup.KeyRecord;
+import dev.dedup.Settlement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -53,6 +54,11 @@ final class MeteredAsyncDedupStore implements AsyncDedupStore {
     @Override
     public CompletionStage<Boolean> extend(Claim claim, Duration lease) {
         return meters.timedAsync("extend", () -> async.extend(claim, lease), MeteredDedupStore::owned);
+    }
+
+    @Override
+    public CompletionStage<List<Boolean>> settleAll(List<Settlement> settlements) {
+        return meters.timedAsync("settle_all", () -> async.settleAll(settlements), MeteredDedupStore::allOwned);
     }
 
     @Override

@@ -8,6 +8,7 @@ import dev.dedup.DedupStoreException;
 import dev.dedup.Duplicate;
 import dev.dedup.KeyRecord;
 import dev.dedup.RecordState;
+import dev.dedup.Settlement;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
@@ -38,9 +39,9 @@ import java.util.function.Supplier;
  *   <li>{@code dedup.claims} (counter), tag {@code result}: {@code claimed}, {@code duplicate_in_progress},
  *       {@code duplicate_completed}, {@code duplicate_failed}; one per key, {@code claimAll} included.
  *   <li>{@code dedup.store.calls} (timer, with a percentile histogram), tags {@code operation} ({@code claim},
- *       {@code claim_all}, {@code complete}, {@code fail}, {@code release}, {@code extend}, {@code inspect},
- *       {@code forget}) and {@code outcome}: {@code ok}, {@code not_owner} (the call returned false: the lease was
- *       lost), {@code absent} (inspect or forget found no live record), {@code error_retryable},
+ *       {@code claim_all}, {@code complete}, {@code fail}, {@code release}, {@code extend}, {@code settle_all},
+ *       {@code inspect}, {@code forget}) and {@code outcome}: {@code ok}, {@code not_owner} (the call returned
+ *       false, or a batch settle false for any claim: the lease was lost), {@code absent} (inspect or forget found no live record), {@code error_retryable},
  *       {@code error_permanent}.
  * </ul>
  * Calls through {@link #async()} are recorded alike when their stage completes; a stage the caller cancelled is
@@ -212,6 +213,11 @@ public final class MeteredDedupStore implements DedupStore {
     }
 
     @Override
+    public List<Boolean> settleAll(List<Settlement> settlements) {
+        return timed("settle_all", () -> store.settleAll(settlements), MeteredDedupStore::allOwned);
+    }
+
+    @Override
     public Optional<KeyRecord> inspect(String key) {
         return timed("inspect", () -> store.inspect(key), found -> found.isPresent() ? "ok" : "absent");
     }
@@ -228,6 +234,11 @@ public final class MeteredDedupStore implements DedupStore {
 
     static String owned(Boolean done) {
         return done ? "ok" : "not_owner";
+    }
+
+    /** A batch settle is {@code not_owner} when any of its claims was no longer the caller's. */
+    static String allOwned(List<Boolean> settled) {
+        return settled.contains(Boolean.FALSE) ? "not_owner" : "ok";
     }
 
     private <T> T timed(String operation, Supplier<T> call, Function<T, String> outcomeOf) {

@@ -5,6 +5,7 @@ import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
 import dev.dedup.DedupStore;
 import dev.dedup.KeyRecord;
+import dev.dedup.Settlement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -88,6 +89,11 @@ public final class BlockingOverAsync implements DedupStore {
     @Override
     public List<ClaimResult> claimAll(List<String> keys, Duration lease) {
         return join(async.claimAll(keys, lease));
+    }
+
+    @Override
+    public List<Boolean> settleAll(List<Settlement> settlements) {
+        return join(async.settleAll(settlements));
     }
 
     @Override

@@ -4,6 +4,7 @@ import dev.dedup.AsyncDedupStore;
 import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
 import dev.dedup.KeyRecord;
+import dev.dedup.Settlement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -72,6 +73,11 @@ record CancelDroppingView(AsyncDedupStore async) implements AsyncDedupStore {
     @Override
     public CompletionStage<Boolean> extend(Claim claim, Duration lease) {
         return async.extend(claim, lease);
+    }
+
+    @Override
+    public CompletionStage<List<Boolean>> settleAll(List<Settlement> settlements) {
+        return async.settleAll(settlements);
     }
 
     @Override

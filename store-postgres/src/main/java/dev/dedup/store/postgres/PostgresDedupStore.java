@@ -8,6 +8,7 @@ import dev.dedup.DedupStoreException;
 import dev.dedup.Duplicate;
 import dev.dedup.KeyRecord;
 import dev.dedup.RecordState;
+import dev.dedup.Settlement;
 import dev.dedup.spi.AbstractDedupStore;
 import java.sql.Array;
 import java.sql.Connection;
@@ -26,7 +27,8 @@ import javax.sql.DataSource;
 
 /**
  * A {@link DedupStore} on PostgreSQL. A claim is one statement and one round trip: insert the key, or report the row
- * in the way (see {@link PostgresTable#claim()}); only an expired row costs a second, the take-over. Expiry is decided by the server's
+ * in the way (see {@link PostgresTable#claim()}); only an expired row costs a second, the take-over. A batch of
+ * claims, or of settlements, is one statement too. Expiry is decided by the server's
  * clock ({@code statement_timestamp()}), so the application servers' clocks do not matter.
  *
  * <pre>{@code
@@ -43,11 +45,12 @@ public final class PostgresDedupStore extends AbstractDedupStore {
      * the claim, and one for the {@link #inTransaction} views, where it cannot (see {@link PostgresTable#complete}).
      */
     private record Statements(String claim, String takeOver, String claimAll, String complete, String release,
-            String extend, String stateOfOwner, String inspect, String forget) {
+            String settleAll, String extend, String stateOfOwner, String statesOfOwners, String inspect,
+            String forget) {
         static Statements of(PostgresTable table, boolean leaseClock) {
             return new Statements(table.claim(), table.takeOver(), table.claimAll(), table.complete(leaseClock),
-                    table.release(leaseClock), table.extend(leaseClock), table.stateOfOwner(), table.inspect(),
-                    table.forget());
+                    table.release(leaseClock), table.settleAll(leaseClock), table.extend(leaseClock),
+                    table.stateOfOwner(), table.statesOfOwners(), table.inspect(), table.forget());
         }
     }
 
@@ -301,6 +304,15 @@ public final class PostgresDedupStore extends AbstractDedupStore {
         return connections.runResending(connection -> update(connection, sql.release(), binder),
                 connection -> update(connection, sql.release(), binder) || stateOfOwner(connection, claim) == null,
                 "release");
+    }
+
+    @Override
+    protected List<Boolean> doSettleAll(List<Settlement> settlements) {
+        PostgresSettleBatch batch = new PostgresSettleBatch(namespace(), settlements, timeoutSeconds);
+        // After a lost reply, each settlement the rerun misses is read back as doFinish and doRelease read theirs.
+        return connections.runResending(connection -> batch.settle(connection, sql.settleAll()),
+                connection -> batch.settleAfterLostReply(connection, sql.settleAll(), sql.statesOfOwners()),
+                "settleAll");
     }
 
     @Override

@@ -229,10 +229,46 @@ final class PostgresTable {
      * {@code leaseClock} false (inside the claiming transaction) the expiry is not checked: see {@link #heldBy}.
      */
     String complete(boolean leaseClock) {
-        return "UPDATE " + qualified + " SET state = ?,"
-                + " expires_at = statement_timestamp() + ?::bigint * interval '1 millisecond', result = ?,"
-                + " completed_at = statement_timestamp()"
+        return "UPDATE " + qualified + " SET " + ending("?", "?::bigint", "?")
                 + " WHERE namespace = ? AND key = ? AND " + heldBy(leaseClock);
+    }
+
+    /**
+     * What a complete or fail writes: the final state, an expiry {@code retentionMillis} from now, the result and
+     * the time. The owner and the claim's fingerprint stay as they were.
+     */
+    private static String ending(String state, String retentionMillis, String result) {
+        return "state = " + state + ", expires_at = statement_timestamp() + " + retentionMillis
+                + " * interval '1 millisecond', result = " + result + ", completed_at = statement_timestamp()";
+    }
+
+    /**
+     * A batch of settlements in one statement, each decided by the rule of its single call ({@link #complete} or
+     * {@link #release}, see {@link #heldBy}): completes and fails update their rows, releases delete theirs. The
+     * rows are locked first, in key order, so two batches over the same keys cannot deadlock; only rows still held
+     * by their settlement's owner are locked. Returns the keys that were settled. Every row is found by a
+     * {@code key = ANY(array)} probe of the primary key, as in {@link #claimAll}.
+     * Parameters: namespace, keys[], owners[], end states[] (COMPLETED, FAILED, or null to release), retentions in
+     * ms[], results[] (bytea, null for none).
+     */
+    String settleAll(boolean leaseClock) {
+        return "WITH p AS (SELECT ?::text AS namespace),\n"
+                + "input AS (SELECT u.key, u.owner, u.state, u.retention_ms, u.result"
+                + " FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[], ?::bytea[])"
+                + " AS u(key, owner, state, retention_ms, result)),\n"
+                + "held AS (SELECT t.key FROM " + qualified + " AS t JOIN input ON input.key = t.key"
+                + " WHERE t.namespace = (SELECT namespace FROM p) AND t.key = ANY (ARRAY(SELECT key FROM input))"
+                + " AND " + heldBy(leaseClock, "t.", "input.owner") + " ORDER BY t.key FOR UPDATE OF t),\n"
+                + "ended AS (UPDATE " + qualified + " AS t SET "
+                + ending("input.state", "input.retention_ms", "input.result")
+                + " FROM input WHERE input.state IS NOT NULL AND t.namespace = (SELECT namespace FROM p)"
+                + " AND t.key = ANY (ARRAY(SELECT key FROM held)) AND t.key = input.key"
+                + " AND " + heldBy(leaseClock, "t.", "input.owner") + " RETURNING t.key),\n"
+                + "released AS (DELETE FROM " + qualified + " AS t USING input"
+                + " WHERE input.state IS NULL AND t.namespace = (SELECT namespace FROM p)"
+                + " AND t.key = ANY (ARRAY(SELECT key FROM held)) AND t.key = input.key"
+                + " AND " + heldBy(leaseClock, "t.", "input.owner") + " RETURNING t.key)\n"
+                + "SELECT key FROM ended UNION ALL SELECT key FROM released";
     }
 
     /** Parameters: namespace, key, owner. */
@@ -271,12 +307,28 @@ final class PostgresTable {
     }
 
     /**
+     * {@link #stateOfOwner} for a batch: each key's state where its owner holds or held it; keys of other owners,
+     * or gone, return no row. Parameters: namespace, keys[], owners[].
+     */
+    String statesOfOwners() {
+        return "SELECT t.key, t.state FROM " + qualified + " AS t"
+                + " JOIN unnest(?::text[], ?::text[]) AS u(key, owner) ON u.key = t.key AND u.owner = t.owner"
+                + " WHERE t.namespace = ?";
+    }
+
+    /**
      * The record is still the owner's claim. On a pooled connection its lease must not have run out, since another
      * consumer may take the row over after that. Inside the transaction that claimed it nobody can (the
      * uncommitted insert or the row lock keeps them out), so there the lease clock does not matter.
      */
     private static String heldBy(boolean leaseClock) {
-        return "owner = ? AND state = 'IN_PROGRESS'" + (leaseClock ? " AND expires_at > statement_timestamp()" : "");
+        return heldBy(leaseClock, "", "?");
+    }
+
+    /** {@link #heldBy(boolean)} on the row named {@code row} (an alias and a dot, or empty) for {@code owner}. */
+    private static String heldBy(boolean leaseClock, String row, String owner) {
+        return row + "owner = " + owner + " AND " + row + "state = 'IN_PROGRESS'"
+                + (leaseClock ? " AND " + row + "expires_at > statement_timestamp()" : "");
     }
 
     // ----- schema checks and upgrades --------------------------------------------------------------------------

@@ -6,6 +6,7 @@ import dev.dedup.DedupException;
 import dev.dedup.DedupStoreException;
 import dev.dedup.KeyRecord;
 import dev.dedup.RecordState;
+import dev.dedup.Settlement;
 import dev.dedup.spi.AbstractDedupStore;
 import dev.dedup.spi.AsyncBackend;
 import io.lettuce.core.ScriptOutputType;
@@ -94,6 +95,11 @@ final class RedisAsyncBackend implements AsyncBackend {
     public CompletableFuture<Boolean> release(Claim claim) {
         return this.<Long>run(store.topology().routed(), RedisScripts.RELEASE, ScriptOutputType.INTEGER,
                 claim.key(), RedisDedupStore.releaseArguments(claim), "release").thenApply(RedisDedupStore::done);
+    }
+
+    @Override
+    public CompletableFuture<List<Boolean>> settleAll(List<Settlement> settlements) {
+        return new RedisSettleBatch(store, settlements).start();
     }
 
     @Override

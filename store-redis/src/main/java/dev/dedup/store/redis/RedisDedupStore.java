@@ -7,6 +7,7 @@ import dev.dedup.DedupStoreException;
 import dev.dedup.Duplicate;
 import dev.dedup.KeyRecord;
 import dev.dedup.RecordState;
+import dev.dedup.Settlement;
 import dev.dedup.spi.AbstractDedupStore;
 import dev.dedup.spi.AsyncBackend;
 import io.lettuce.core.RedisFuture;
@@ -35,8 +36,9 @@ import java.util.regex.Pattern;
  * <p>Every operation is one Lua script (see {@link RedisScripts}): a claim sets the key only if absent, with a
  * server-side expiry, and returns the existing record and its remaining time when the key is taken, so a
  * duplicate's state, result and expiry come back in the same round trip. Every expiry the store reports is the one
- * Redis enforces, read from Redis's own clock. A call whose reply is lost to a dropped connection is sent again
- * within the timeout and recognises its own owner's earlier outcome.
+ * Redis enforces, read from Redis's own clock. A batch of claims or of settlements is one script per hash slot (one
+ * in all on a standalone server). A call whose reply is lost to a dropped connection is sent again within the
+ * timeout and recognises its own owner's earlier outcome.
  *
  * <pre>{@code
  * StatefulRedisConnection<String, byte[]> connection = redisClient.connect(RedisDedupStore.CODEC);
@@ -277,6 +279,11 @@ public final class RedisDedupStore extends AbstractDedupStore {
     protected boolean doRelease(Claim claim) {
         return done(calls.run(topology.routed(), RedisScripts.RELEASE, ScriptOutputType.INTEGER,
                 redisKey(claim.key()), releaseArguments(claim), "release", calls.deadline(), false));
+    }
+
+    @Override
+    protected List<Boolean> doSettleAll(List<Settlement> settlements) {
+        return new RedisSettleBatch(this, settlements).run();
     }
 
     static RedisCalls.Arguments releaseArguments(Claim claim) {

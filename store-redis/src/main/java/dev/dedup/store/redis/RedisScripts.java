@@ -64,50 +64,85 @@ final class RedisScripts {
             + "return replies\n");
 
     /**
-     * Complete, fail and extend. KEYS[1] key; ARGV[1] owner, ARGV[2] the new state ('C', 'F' or 'P'), ARGV[3] its
-     * time to live in ms, ARGV[4] '1' on a resend after a lost reply, ARGV[5] the result or error (optional).
-     * Returns 1 when the record is this owner's in the state asked for.
+     * Complete, fail and extend of one key, as a Lua function of key, owner, the new state ('C', 'F' or 'P'), its
+     * time to live in ms, '1' on a resend after a lost reply, and the result or error (optional), after
+     * {@link #NOW}. Returns 1 when the record is this owner's in the state asked for.
      */
-    static final Script REPLACE = new Script("local v = redis.call('GET', KEYS[1])\n"
-            + "if not v or string.sub(v, 10, 45) ~= ARGV[1] then return 0 end\n"
-            + "local state = string.sub(v, 1, 1)\n"
-            + "if state == 'P' then\n"
-            + NOW
+    private static final String REPLACE_KEY = "local function replace(key, owner, state, ttl, resend, result)\n"
+            + "  local v = redis.call('GET', key)\n"
+            + "  if not v or string.sub(v, 10, 45) ~= owner then return 0 end\n"
+            + "  local current = string.sub(v, 1, 1)\n"
+            + "  if current == 'P' then\n"
             // Keep the claim's fingerprint (flag bit 2): byte 46 the flags, byte 47 its length, then the bytes.
-            + "  local flags = 0\n"
-            + "  local fingerprint = ''\n"
-            + "  if string.byte(v, 46) >= 2 then\n"
-            + "    fingerprint = string.sub(v, 47, 47 + string.byte(v, 47))\n"
-            + "    flags = 2\n"
+            + "    local flags = 0\n"
+            + "    local fingerprint = ''\n"
+            + "    if string.byte(v, 46) >= 2 then\n"
+            + "      fingerprint = string.sub(v, 47, 47 + string.byte(v, 47))\n"
+            + "      flags = 2\n"
+            + "    end\n"
+            + "    local tail = ''\n"
+            + "    if result then\n"
+            + "      tail = result\n"
+            + "      flags = flags + 1\n"
+            + "    end\n"
+            + "    local expiry = now + tonumber(ttl)\n"
+            + "    local record = state .. struct.pack('>i8', expiry) .. owner .. string.char(flags) .. fingerprint"
+            + " .. tail\n"
+            + "    redis.call('SET', key, record, 'PXAT', expiry)\n"
+            + "    return 1\n"
             + "  end\n"
-            + "  local result = ''\n"
-            + "  if ARGV[5] then\n"
-            + "    result = ARGV[5]\n"
-            + "    flags = flags + 1\n"
-            + "  end\n"
-            + "  local expiry = now + tonumber(ARGV[3])\n"
-            + "  local record = ARGV[2] .. struct.pack('>i8', expiry) .. ARGV[1]"
-            + " .. string.char(flags) .. fingerprint .. result\n"
-            + "  redis.call('SET', KEYS[1], record, 'PXAT', expiry)\n"
-            + "  return 1\n"
-            + "end\n"
             // Only this owner's earlier attempt can have left its own record in the state asked for.
-            + "if ARGV[4] == '1' and state == ARGV[2] then return 1 end\n"
-            + "return 0\n");
+            + "  if resend == '1' and current == state then return 1 end\n"
+            + "  return 0\n"
+            + "end\n";
 
     /**
-     * KEYS[1] key; ARGV[1] owner, ARGV[2] '1' on a resend. Deletes the record if it is this owner's and in
-     * progress. On a resend an absent key also counts: the first attempt deleted it or the lease lapsed, and either
-     * way the key is free and nobody else's record was touched.
+     * KEYS[1] key; ARGV[1] owner, ARGV[2] the new state, ARGV[3] its time to live in ms, ARGV[4] '1' on a resend,
+     * ARGV[5] the result or error (optional). Returns as {@link #REPLACE_KEY}.
      */
-    static final Script RELEASE = new Script("local v = redis.call('GET', KEYS[1])\n"
-            + "if not v then\n"
-            + "  if ARGV[2] == '1' then return 1 end\n"
-            + "  return 0\n"
+    static final Script REPLACE = new Script(NOW + REPLACE_KEY
+            + "return replace(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])\n");
+
+    /**
+     * The release of one key, as a Lua function of key, owner and '1' on a resend. Deletes the record if it is this
+     * owner's and in progress, and returns 1. On a resend an absent key also counts: the first attempt deleted it
+     * or the lease lapsed, and either way the key is free and nobody else's record was touched.
+     */
+    private static final String RELEASE_KEY = "local function release(key, owner, resend)\n"
+            + "  local v = redis.call('GET', key)\n"
+            + "  if not v then\n"
+            + "    if resend == '1' then return 1 end\n"
+            + "    return 0\n"
+            + "  end\n"
+            + "  if string.sub(v, 1, 1) ~= 'P' or string.sub(v, 10, 45) ~= owner then return 0 end\n"
+            + "  redis.call('DEL', key)\n"
+            + "  return 1\n"
+            + "end\n";
+
+    /** KEYS[1] key; ARGV[1] owner, ARGV[2] '1' on a resend. Returns as {@link #RELEASE_KEY}. */
+    static final Script RELEASE = new Script(RELEASE_KEY + "return release(KEYS[1], ARGV[1], ARGV[2])\n");
+
+    /** How many arguments each key of {@link #SETTLE_ALL} takes. */
+    static final int SETTLE_ARGUMENTS = 5;
+
+    /**
+     * A batch of settlements in one call: KEYS the keys, which must share a slot on a Cluster; ARGV[1] '1' on a
+     * resend; then five per key: owner, the end state ('C', 'F', or 'R' to release), its time to live in ms, '1' when
+     * a result or error follows, and that result or error. Returns one answer of {@link #REPLACE_KEY} or
+     * {@link #RELEASE_KEY} per key, in order.
+     */
+    static final Script SETTLE_ALL = new Script(NOW + REPLACE_KEY + RELEASE_KEY + "local answers = {}\n"
+            + "for i, key in ipairs(KEYS) do\n"
+            + "  local a = 1 + (i - 1) * " + SETTLE_ARGUMENTS + "\n"
+            + "  if ARGV[a + 2] == 'R' then\n"
+            + "    answers[i] = release(key, ARGV[a + 1], ARGV[1])\n"
+            + "  else\n"
+            + "    local result = nil\n"
+            + "    if ARGV[a + 4] == '1' then result = ARGV[a + 5] end\n"
+            + "    answers[i] = replace(key, ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[1], result)\n"
+            + "  end\n"
             + "end\n"
-            + "if string.sub(v, 1, 1) ~= 'P' or string.sub(v, 10, 45) ~= ARGV[1] then return 0 end\n"
-            + "redis.call('DEL', KEYS[1])\n"
-            + "return 1\n");
+            + "return answers\n");
 
     /**
      * KEYS[1] key. Reads the record and its expiry by the server's clock, writing nothing. Returns {0} when the key

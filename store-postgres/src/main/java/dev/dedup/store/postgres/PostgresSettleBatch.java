@@ -11,6 +11,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.postgresql.PGStatement;
 
 /**
  * One {@code settleAll} on PostgreSQL: the whole batch as arrays bound to one statement
@@ -76,6 +77,7 @@ final class PostgresSettleBatch {
             }
         }
         try (PreparedStatement statement = connection.prepareStatement(settleSql)) {
+            planEachRun(statement);
             statement.setQueryTimeout(timeoutSeconds);
             statement.setString(1, namespace);
             statement.setArray(2, connection.createArrayOf("text", keys));
@@ -90,6 +92,19 @@ final class PostgresSettleBatch {
                 }
             }
             return settled;
+        }
+    }
+
+    /**
+     * Has the server plan the statement at each run rather than keep a generic plan for the connection. A generic
+     * plan made while the table was small reads every row of the namespace to find the batch's keys (a bitmap scan
+     * on the namespace, the keys a filter) until the next ANALYZE replans it: measured, a batch of 100 took 10 to
+     * 13 ms on a table grown from empty to 24,000 rows, against 5 to 7 ms once replanned. Planning anew costs about
+     * a millisecond and always probes the primary key. A driver other than PostgreSQL's keeps its own ways.
+     */
+    private static void planEachRun(PreparedStatement statement) throws SQLException {
+        if (statement.isWrapperFor(PGStatement.class)) {
+            statement.unwrap(PGStatement.class).setPrepareThreshold(0);
         }
     }
 

@@ -10,6 +10,8 @@ import dev.dedup.DedupStores;
 import dev.dedup.RecordState;
 import dev.dedup.Settlement;
 import dev.dedup.tck.FaultProxy;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -95,6 +97,31 @@ class RedisSettleAllTest extends RedisSettleAllContract {
                     Settlement.release(claims.get(1))))).isInstanceOf(DedupStoreException.class);
             assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(3));
             proxy.heal();
+        }
+    }
+
+    @Test
+    @DisplayName("a key overwritten with another type stops the batch's script there: a permanent, typed failure")
+    void wrongTypedKeyFailsTheBatchTyped() {
+        List<Claim> claims = witness.claimAll(List.of(newKey(), newKey(), newKey()), LEASE).stream()
+                .map(Claim.class::cast).toList();
+        RedisClient client = RedisClient.create(RedisTestSupport.standaloneUrl());
+        try (StatefulRedisConnection<String, byte[]> raw = client.connect(RedisDedupStore.CODEC)) {
+            String redisKey = ((RedisDedupStore) witness).redisKey(claims.get(1).key());
+            raw.sync().del(redisKey);
+            raw.sync().lpush(redisKey, new byte[] {1}); // an operator's write over the claim
+
+            assertThatThrownBy(() -> store.settleAll(claims.stream()
+                    .map(claim -> Settlement.complete(claim, RETENTION, null)).toList()))
+                    .isInstanceOf(DedupStoreException.class)
+                    .satisfies(e -> assertThat(((DedupStoreException) e).isRetryable()).isFalse());
+            assertThat(witness.inspect(claims.get(0).key()).orElseThrow().state()).as("settled before the stop")
+                    .isEqualTo(RecordState.COMPLETED);
+            assertThat(witness.inspect(claims.get(2).key()).orElseThrow().state()).as("not reached: lapses")
+                    .isEqualTo(RecordState.IN_PROGRESS);
+            raw.sync().del(redisKey);
+        } finally {
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
         }
     }
 

@@ -8,6 +8,7 @@ import dev.dedup.Claim;
 import dev.dedup.DedupStore;
 import dev.dedup.DedupStoreException;
 import dev.dedup.DedupStores;
+import dev.dedup.Settlement;
 import dev.dedup.tck.FaultProxy;
 import dev.dedup.tck.TestServers;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -113,6 +114,22 @@ class MeteredDedupStoreOnRedisTest {
         assertThat(cancelled).as("a cancel that came before the answer, in 20 tries").isTrue();
         assertThat(store.claim(key, LEASE)).isInstanceOf(Claim.class);
         assertThat(calls("claim", "cancelled")).isEqualTo(1);
+    }
+
+    @Test
+    @DisplayName("settleAll is delegated as one call, timed ok, or not_owner when any claim was lost; blocking and async")
+    void timesSettleAll() throws Exception {
+        Claim held = (Claim) store.claim("k-" + UUID.randomUUID(), LEASE);
+        Claim other = (Claim) store.claim("k-" + UUID.randomUUID(), LEASE);
+        assertThat(store.settleAll(List.of(Settlement.complete(held, LEASE, null), Settlement.release(other))))
+                .containsExactly(true, true);
+        assertThat(store.async().settleAll(List.of(Settlement.release(held), Settlement.release(other)))
+                .toCompletableFuture().get(5, TimeUnit.SECONDS)).containsExactly(false, false);
+
+        assertThat(calls("settle_all", "ok")).isEqualTo(1);
+        assertThat(calls("settle_all", "not_owner")).isEqualTo(1);
+        assertThat(registry.find("dedup.store.calls").tags("operation", "complete").timers())
+                .as("no single calls behind the batch").isEmpty();
     }
 
     @Test

@@ -39,7 +39,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * Expiry is tested by waiting out short leases on the store's own clock, so a run takes seconds, not minutes.
  * A store that needs an exemption from any test here has a bug or a documented limitation.
  */
-public abstract class DedupStoreContractTest extends AsyncCancellationContract {
+public abstract class DedupStoreContractTest extends SettleAllContract {
     private static final byte[] RESULT = "{\"reservation\":42}".getBytes(StandardCharsets.UTF_8);
     private static final byte[] ERROR = "{\"declined\":\"insufficient funds\"}".getBytes(StandardCharsets.UTF_8);
 

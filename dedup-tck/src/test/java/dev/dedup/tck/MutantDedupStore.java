@@ -5,6 +5,7 @@ import dev.dedup.ClaimResult;
 import dev.dedup.Duplicate;
 import dev.dedup.KeyRecord;
 import dev.dedup.RecordState;
+import dev.dedup.Settlement;
 import dev.dedup.spi.AbstractDedupStore;
 import dev.dedup.spi.AsyncBackend;
 import java.time.Clock;
@@ -57,6 +58,9 @@ final class MutantDedupStore extends AbstractDedupStore {
                 + " decided"),
         FORGET_KEEPS_RECORD("forget reports the live record removed but does not delete it"),
         FORGET_IGNORES_NAMESPACE("forget deletes the key in every namespace"),
+        SETTLE_WITHOUT_OWNER_CHECK("settleAll ignores the owner token: it settles another owner's claim"),
+        SETTLE_LOSES_ORDER("settleAll returns its answers in reverse order"),
+        SETTLE_SHIFTS_PAYLOADS("settleAll stores each claim's result under the next claim's key"),
         ASYNC_FINISH_BEFORE_WRITE("the async view reports complete and fail done at once and writes the record"
                 + " later (the kit runs through store.async())"),
         ASYNC_CANCEL_DROPPED("an async view hands back its own copy of the claim stage, so a caller's cancel does not"
@@ -223,6 +227,32 @@ final class MutantDedupStore extends AbstractDedupStore {
                 mutation == Mutation.EXTEND_NEVER_SHORTENS && existing.expiresAt().isAfter(renewed)
                         ? existing.expiresAt() : renewed,
                 null, existing.fingerprint()));
+    }
+
+    @Override
+    protected List<Boolean> doSettleAll(List<Settlement> settlements) {
+        List<Boolean> settled = new ArrayList<>();
+        for (int i = 0; i < settlements.size(); i++) {
+            Settlement settlement = settlements.get(i);
+            Claim claim = settlement.claim();
+            if (mutation == Mutation.SETTLE_WITHOUT_OWNER_CHECK) {
+                claim = new Claim(claim.namespace(), claim.key(), ownerOf(claim), claim.expiresAt());
+            }
+            byte[] payload = mutation == Mutation.SETTLE_SHIFTS_PAYLOADS
+                    ? settlements.get((i + 1) % settlements.size()).payload() : settlement.payload();
+            settled.add(settlement.kind() == Settlement.Kind.RELEASE ? doRelease(claim)
+                    : doFinish(claim, settlement.endState(), settlement.retention(), payload));
+        }
+        if (mutation == Mutation.SETTLE_LOSES_ORDER) {
+            Collections.reverse(settled);
+        }
+        return settled;
+    }
+
+    /** The owner token stored for the claim's key now, whoever that is: what a store without an owner check uses. */
+    private String ownerOf(Claim claim) {
+        Entry entry = records.get(slot(claim.key(), mutation == Mutation.NAMESPACE_IGNORED));
+        return entry == null ? claim.owner() : entry.owner();
     }
 
     @Override

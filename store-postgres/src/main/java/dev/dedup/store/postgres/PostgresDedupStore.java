@@ -39,15 +39,20 @@ import javax.sql.DataSource;
  */
 public final class PostgresDedupStore extends AbstractDedupStore {
     /**
+     * How many claim statements one store sends at once before later claims wait to go out together: enough that
+     * a few concurrent callers never wait, few enough that sixteen share statements (and commits).
+     */
+    private static final int CLAIM_STATEMENTS_IN_FLIGHT = 4;
+    /**
      * The SQL of every operation, built once per table: one set for pooled connections, where a lapsed lease ends
      * the claim, and one for the {@link #inTransaction} views, where it cannot (see {@link PostgresTable#complete}).
      */
-    private record Statements(String claim, String takeOver, String claimAll, String complete, String release,
-            String extend, String stateOfOwner, String inspect, String forget) {
+    private record Statements(String claim, String takeOver, String claimAll, String claimEach, String complete,
+            String release, String extend, String stateOfOwner, String inspect, String forget) {
         static Statements of(PostgresTable table, boolean leaseClock) {
-            return new Statements(table.claim(), table.takeOver(), table.claimAll(), table.complete(leaseClock),
-                    table.release(leaseClock), table.extend(leaseClock), table.stateOfOwner(), table.inspect(),
-                    table.forget());
+            return new Statements(table.claim(), table.takeOver(), table.claimAll(), table.claimEach(),
+                    table.complete(leaseClock), table.release(leaseClock), table.extend(leaseClock),
+                    table.stateOfOwner(), table.inspect(), table.forget());
         }
     }
 
@@ -59,6 +64,8 @@ public final class PostgresDedupStore extends AbstractDedupStore {
     private final Duration timeout;
     private final int timeoutSeconds;
     private final Runnable onClose;
+    /** Single claims arriving together go out as one statement; null on a transaction's view (one connection). */
+    private final ClaimCoalescer coalescer;
 
     private PostgresDedupStore(Connections connections, PostgresTable table, PostgresErrors errors, Statements sql,
             Statements transactionSql, String namespace, Duration timeout, Runnable onClose) {
@@ -72,6 +79,19 @@ public final class PostgresDedupStore extends AbstractDedupStore {
         // JDBC counts query timeouts in whole seconds: round up.
         this.timeoutSeconds = (int) Math.max(1, (timeout.toMillis() + 999) / 1000);
         this.onClose = onClose;
+        this.coalescer = connections instanceof CallerTransaction ? null
+                : new ClaimCoalescer(CLAIM_STATEMENTS_IN_FLIGHT, new ClaimCoalescer.Batch() {
+                    @Override
+                    public ClaimResult claimOne(ClaimCoalescer.Request request) {
+                        return claimAlone(request.key, request.owner, request.lease, request.fingerprint);
+                    }
+
+                    @Override
+                    public Map<ClaimCoalescer.Request, ClaimResult> claimTogether(
+                            List<ClaimCoalescer.Request> requests) {
+                        return claimEach(requests);
+                    }
+                });
     }
 
     /**
@@ -185,6 +205,14 @@ public final class PostgresDedupStore extends AbstractDedupStore {
 
     @Override
     protected ClaimResult doClaim(String key, String owner, Duration lease, byte[] fingerprint) {
+        if (coalescer == null) {
+            return claimAlone(key, owner, lease, fingerprint);
+        }
+        return coalescer.claim(new ClaimCoalescer.Request(key, owner, lease, fingerprint));
+    }
+
+    /** One claim, one statement (two for a take-over). */
+    private ClaimResult claimAlone(String key, String owner, Duration lease, byte[] fingerprint) {
         // After a lost reply the same owner claims again: a row the first attempt wrote comes back as ours.
         Connections.Work<ClaimResult> claim = connection -> {
             SnapshotRaces races = new SnapshotRaces(namespace(), timeout);
@@ -271,6 +299,42 @@ public final class PostgresDedupStore extends AbstractDedupStore {
             }
         };
         return inInputOrder(keys, connections.runResending(claimAll, claimAll, "claimAll"));
+    }
+
+    /** Claims of distinct keys, each with its own owner, lease and fingerprint, in one statement. */
+    private Map<ClaimCoalescer.Request, ClaimResult> claimEach(List<ClaimCoalescer.Request> requests) {
+        Connections.Work<Map<ClaimCoalescer.Request, ClaimResult>> claimEach = connection -> {
+            SnapshotRaces races = new SnapshotRaces(namespace(), timeout);
+            Map<ClaimCoalescer.Request, ClaimResult> found = new HashMap<>();
+            Map<String, ClaimCoalescer.Request> byKey = new HashMap<>();
+            while (true) {
+                List<ClaimCoalescer.Request> pending = requests.stream().filter(r -> !found.containsKey(r)).toList();
+                pending.forEach(request -> byKey.put(request.key, request));
+                try (PreparedStatement statement = connection.prepareStatement(sql.claimEach())) {
+                    statement.setQueryTimeout(timeoutSeconds);
+                    statement.setString(1, namespace());
+                    statement.setArray(2, connection.createArrayOf("text",
+                            pending.stream().map(r -> r.key).toArray()));
+                    statement.setArray(3, connection.createArrayOf("text",
+                            pending.stream().map(r -> r.owner).toArray()));
+                    statement.setArray(4, connection.createArrayOf("bigint",
+                            pending.stream().map(r -> r.lease.toMillis()).toArray()));
+                    statement.setArray(5, connection.createArrayOf("bytea",
+                            pending.stream().map(r -> r.fingerprint).toArray(byte[][]::new)));
+                    try (ResultSet row = statement.executeQuery()) {
+                        while (row.next()) {
+                            ClaimCoalescer.Request request = byKey.get(row.getString("key"));
+                            found.put(request, toResult(request.key, request.owner, row));
+                        }
+                    }
+                }
+                if (found.size() == requests.size()) {
+                    return found;
+                }
+                races.beforeRerun(connection);
+            }
+        };
+        return connections.runResending(claimEach, claimEach, "claim");
     }
 
     @Override

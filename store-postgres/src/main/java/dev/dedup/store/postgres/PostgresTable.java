@@ -195,11 +195,34 @@ final class PostgresTable {
      * Parameters: namespace, lease in ms, keys[], owners[].
      */
     String claimAll() {
-        return "WITH p AS (SELECT ?::text AS namespace,"
+        return batchClaim("WITH p AS (SELECT ?::text AS namespace,"
                 + " statement_timestamp() + ?::bigint * interval '1 millisecond' AS expires_at),\n"
-                + "input AS (SELECT u.key, u.owner FROM unnest(?::text[], ?::text[]) AS u(key, owner)),\n"
-                + "ins AS (INSERT INTO " + qualified + " (namespace, key, owner, state, expires_at, created_at)"
-                + " SELECT p.namespace, input.key, input.owner, 'IN_PROGRESS', p.expires_at, statement_timestamp()"
+                + "input AS (SELECT u.key, u.owner FROM unnest(?::text[], ?::text[]) AS u(key, owner)),\n",
+                "p.expires_at", "(SELECT expires_at FROM p)", "NULL::bytea");
+    }
+
+    /**
+     * {@link #claimAll()} for claims that each carry their own lease and fingerprint: the statement that single
+     * claims arriving together are coalesced into ({@link ClaimCoalescer}). The same steps, locks and plans; a
+     * take-over stores the claim's own fingerprint, as {@link #takeOver()} does. Parameters: namespace, keys[],
+     * owners[], leases in ms[], fingerprints[] (nulls for none); the keys distinct.
+     */
+    String claimEach() {
+        return batchClaim("WITH p AS (SELECT ?::text AS namespace),\n"
+                + "input AS (SELECT u.key, u.owner,"
+                + " statement_timestamp() + u.lease_ms * interval '1 millisecond' AS expires_at, u.fingerprint"
+                + " FROM unnest(?::text[], ?::text[], ?::bigint[], ?::bytea[])"
+                + " AS u(key, owner, lease_ms, fingerprint)),\n",
+                "input.expires_at", "input.expires_at", "input.fingerprint");
+    }
+
+    /** The batch claim's statement after its inputs: see {@link #claimAll()}. */
+    private String batchClaim(String inputs, String insertedExpiry, String takenExpiry, String fingerprint) {
+        return inputs
+                + "ins AS (INSERT INTO " + qualified
+                + " (namespace, key, owner, state, expires_at, created_at, fingerprint)"
+                + " SELECT p.namespace, input.key, input.owner, 'IN_PROGRESS', " + insertedExpiry
+                + ", statement_timestamp(), " + fingerprint
                 + " FROM input, p ORDER BY input.key"
                 + " ON CONFLICT (namespace, key) DO NOTHING"
                 + " RETURNING key, owner, state, expires_at, result, fingerprint),\n"
@@ -213,8 +236,8 @@ final class PostgresTable {
                 + " AND t.key = ANY (ARRAY(SELECT key FROM found WHERE expires_at <= statement_timestamp()))"
                 + " AND t.expires_at <= statement_timestamp() ORDER BY t.key FOR UPDATE OF t),\n"
                 + "takeover AS (UPDATE " + qualified + " AS t SET owner = input.owner, state = 'IN_PROGRESS',"
-                + " expires_at = (SELECT expires_at FROM p), result = NULL, created_at = statement_timestamp(),"
-                + " completed_at = NULL, fingerprint = NULL"
+                + " expires_at = " + takenExpiry + ", result = NULL, created_at = statement_timestamp(),"
+                + " completed_at = NULL, fingerprint = " + fingerprint
                 + " FROM input WHERE EXISTS (SELECT 1 FROM expired) AND t.namespace = (SELECT namespace FROM p)"
                 + " AND t.key = ANY (ARRAY(SELECT key FROM expired)) AND t.key = input.key"
                 + " RETURNING t.key, t.owner, t.state, t.expires_at, t.result, t.fingerprint)\n"

@@ -77,6 +77,7 @@ import org.bson.BsonDocument;
  * decided alone and atomically; a release ends the lease there. When the bulk matched fewer writes than settlements,
  * one {@code find} by {@code _id $in} tells which applied, by the batch's token each write leaves in
  * {@code settledBy}. When the batch released any claim, one bulk of {@code deleteOne} then deletes those documents.
+ * (The driver splits a bulk write over 48 MB, such as 1,000 results of 256 KiB, into several commands.)
  *
  * <p><b>Non-blocking.</b> Given the reactive-streams driver's handle on the same database
  * ({@link Builder#reactive(com.mongodb.reactivestreams.client.MongoClient)}), {@link #async()} sends these same

@@ -74,6 +74,7 @@ public final class IdempotentDeliverCallback<R> implements DeliverCallback, Auto
     private final AtomicLong deadLettered = new AtomicLong();
     private final AtomicLong leaseLost = new AtomicLong();
     private final RequeuedAttempts requeuedAttempts = new RequeuedAttempts();
+    private final AckRun acks;
     private ConfirmedPublisher retryPublisher;
 
     private IdempotentDeliverCallback(Builder<R> builder) {
@@ -84,6 +85,7 @@ public final class IdempotentDeliverCallback<R> implements DeliverCallback, Auto
         this.maxAttempts = builder.maxAttempts;
         this.publishTimeout = builder.publishTimeout;
         this.listener = builder.listener;
+        this.acks = new AckRun(channel, builder.ackRunSize, builder.ackRunDelay.toMillis(), Delays.TIMER);
     }
 
     /**
@@ -128,6 +130,19 @@ public final class IdempotentDeliverCallback<R> implements DeliverCallback, Auto
      */
     @Override
     public void handle(String consumerTag, Delivery delivery) throws IOException {
+        acks.arrived(delivery.getEnvelope().getDeliveryTag());
+        boolean settled = false;
+        try {
+            settle(delivery);
+            settled = true;
+        } finally {
+            if (!settled) {
+                acks.leftUnsettled();
+            }
+        }
+    }
+
+    private void settle(Delivery delivery) throws IOException {
         AtomicBoolean ran = new AtomicBoolean();
         ProcessingOutcome<R> outcome = consumer.process(delivery, message -> {
             ran.set(true);
@@ -138,7 +153,7 @@ public final class IdempotentDeliverCallback<R> implements DeliverCallback, Auto
         long tag = delivery.getEnvelope().getDeliveryTag();
         switch (decision.settlement()) {
             case ACK -> {
-                channel.basicAck(tag, false);
+                acks.ack(tag);
                 acked.incrementAndGet();
             }
             case DEAD_LETTER -> {
@@ -223,19 +238,25 @@ public final class IdempotentDeliverCallback<R> implements DeliverCallback, Auto
             requeueLater(tag);
             return;
         }
-        channel.basicAck(tag, false);
+        acks.ack(tag);
         parked.incrementAndGet();
     }
 
-    /** A delayed nack: never an immediate requeue, which would loop as fast as the broker can redeliver. */
-    private void requeueLater(long tag) {
+    /**
+     * A delayed nack: never an immediate requeue, which would loop as fast as the broker can redeliver. Until it is
+     * sent, no run of acks may pass the delivery: a multiple ack would settle it as done.
+     */
+    private void requeueLater(long tag) throws IOException {
         requeuedLater.incrementAndGet();
+        acks.holdBack();
         Delays.TIMER.schedule(() -> {
             try {
                 channel.basicNack(tag, false, true);
             } catch (IOException | RuntimeException e) {
                 // The channel closed meanwhile: the broker requeues every unacked delivery by itself.
                 log.debug("delayed nack of delivery {} not sent", tag, e);
+            } finally {
+                acks.settledHeldBack();
             }
         }, queues.retryDelay().toMillis(), TimeUnit.MILLISECONDS);
     }
@@ -257,9 +278,17 @@ public final class IdempotentDeliverCallback<R> implements DeliverCallback, Auto
                 leaseLost.get());
     }
 
-    /** Closes the channel that parks copies in the retry queue (not the consuming channel). */
+    /**
+     * Sends the acks still waiting in a run, then closes the channel that parks copies in the retry queue (not the
+     * consuming channel).
+     */
     @Override
     public void close() {
+        try {
+            acks.send();
+        } catch (IOException | RuntimeException e) {
+            log.debug("the last run of acks was not sent; the broker redelivers those messages", e);
+        }
         if (retryPublisher != null) {
             retryPublisher.close();
         }
@@ -287,6 +316,8 @@ public final class IdempotentDeliverCallback<R> implements DeliverCallback, Auto
         private int maxAttempts = 5;
         private Duration publishTimeout = Duration.ofSeconds(10);
         private OutcomeListener<? super R> listener = (delivery, outcome, settlement) -> { };
+        private int ackRunSize = 1;
+        private Duration ackRunDelay = Duration.ZERO;
 
         private Builder(Channel channel, DedupQueues queues, IdempotentConsumer<Delivery, R> consumer,
                 MessageHandler<? super Delivery, ? extends R> handler) {
@@ -323,6 +354,34 @@ public final class IdempotentDeliverCallback<R> implements DeliverCallback, Auto
                         + timeout);
             }
             this.publishTimeout = timeout;
+            return this;
+        }
+
+        /**
+         * Acks in runs (default: each delivery alone): the acks of up to {@code maxSize} deliveries go out as one
+         * {@code basic.ack} with {@code multiple}, once the run is full or {@code maxDelay} after its first ack,
+         * whichever comes first. Each delivery is still acked only after its outcome is stored; a crash before a run
+         * goes out redelivers its messages, which deduplication acks without running them again. Keep
+         * {@code maxSize} at or below the channel's prefetch ({@code basicQos}): the broker sends no more than the
+         * prefetch while acks wait, so a larger run only ever goes out by its delay. A run only forms while this
+         * callback is the channel's one consumer and holds no delivery back for a delayed requeue; otherwise acks
+         * go out alone.
+         *
+         * @param maxSize from 1 (each ack alone) to 10,000
+         * @param maxDelay from 1 ms to 10 s
+         * @return this builder
+         */
+        public Builder<R> ackInRuns(int maxSize, Duration maxDelay) {
+            Objects.requireNonNull(maxDelay, "maxDelay");
+            if (maxSize < 1 || maxSize > 10_000) {
+                throw new IllegalArgumentException("ackInRuns maxSize must be from 1 to 10000, but was " + maxSize);
+            }
+            if (maxDelay.toMillis() < 1 || maxDelay.compareTo(Duration.ofSeconds(10)) > 0) {
+                throw new IllegalArgumentException("ackInRuns maxDelay must be from 1 ms to 10 s, but was "
+                        + maxDelay);
+            }
+            this.ackRunSize = maxSize;
+            this.ackRunDelay = maxDelay;
             return this;
         }
 

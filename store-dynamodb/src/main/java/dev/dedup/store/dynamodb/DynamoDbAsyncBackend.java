@@ -2,13 +2,17 @@ package dev.dedup.store.dynamodb;
 
 import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
+import dev.dedup.DedupException;
+import dev.dedup.DedupStoreException;
 import dev.dedup.KeyRecord;
 import dev.dedup.RecordState;
+import dev.dedup.Settlement;
 import dev.dedup.spi.AbstractDedupStore;
 import dev.dedup.spi.AsyncBackend;
 import dev.dedup.spi.ContentionRetry;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -17,6 +21,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.stream.IntStream;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.ConditionalCheckFailedException;
@@ -122,6 +127,59 @@ final class DynamoDbAsyncBackend implements AsyncBackend {
                         settlement::failed)
                 .thenCompose(sent -> settlement.settleAsync(this::release))
                 .thenApply(byKey -> AbstractDedupStore.inInputOrder(keys, byKey));
+    }
+
+    /**
+     * Each settlement's own conditional write (an UpdateItem for complete and fail, a DeleteItem for release, with
+     * the conditions and the lost-reply rule of the single calls), at most the store's batchConcurrency in flight,
+     * the answers gathered in input order. DynamoDB has no conditional batch write, and a transaction fails whole
+     * when one condition fails, while each settlement is decided alone: a refused condition is that settlement's
+     * false. Every write is sent even after one failed, so as many claims as possible are settled.
+     */
+    @Override
+    public CompletableFuture<List<Boolean>> settleAll(List<Settlement> settlements) {
+        List<CompletableFuture<Boolean>> answers =
+                settlements.stream().map(settlement -> new CompletableFuture<Boolean>()).toList();
+        return DynamoDbInFlight.each(IntStream.range(0, settlements.size()).boxed().toList(), store.batchConcurrency(),
+                        i -> settle(settlements.get(i)).whenComplete((settled, failure) -> {
+                            if (failure == null) {
+                                answers.get(i).complete(settled);
+                            } else {
+                                answers.get(i).completeExceptionally(failure);
+                            }
+                        }), () -> false)
+                .thenCompose(sent -> inInputOrder(answers));
+    }
+
+    private CompletableFuture<Boolean> settle(Settlement settlement) {
+        return settlement.kind() == Settlement.Kind.RELEASE ? release(settlement.claim())
+                : finish(settlement.claim(), settlement.endState(), settlement.retention(), settlement.payload());
+    }
+
+    /** Every answer in input order; or, when a write failed, the first failure, saying how many were settled. */
+    private CompletableFuture<List<Boolean>> inInputOrder(List<CompletableFuture<Boolean>> answers) {
+        List<Throwable> failures = new ArrayList<>();
+        long settled = 0;
+        for (CompletableFuture<Boolean> answer : answers) { // all done: nothing here waits
+            Throwable failed = answer.handle((settledOne, failure) -> failure).join();
+            if (failed != null) {
+                failures.add(failed instanceof CompletionException && failed.getCause() != null
+                        ? failed.getCause() : failed);
+            } else if (answer.join()) {
+                settled++;
+            }
+        }
+        if (failures.isEmpty()) {
+            return CompletableFuture.completedFuture(answers.stream().map(CompletableFuture::join).toList());
+        }
+        DedupException first = DynamoDbErrors.translate("settleAll", failures.get(0), requests.table());
+        DedupException failure = first instanceof DedupStoreException storeFailure
+                ? new DedupStoreException(DynamoDbDedupStore.STORE + " settleAll failed on " + failures.size() + " of "
+                        + answers.size() + " settlements (" + first.getMessage() + "); the " + settled + " it settled"
+                        + " stand, the others lapse with their lease", first, storeFailure.isRetryable())
+                : first; // a configuration error (the table is gone): say so as it is
+        failures.subList(1, failures.size()).forEach(failure::addSuppressed);
+        return CompletableFuture.failedFuture(failure);
     }
 
     /** One consistent read of the key's item, or null. */

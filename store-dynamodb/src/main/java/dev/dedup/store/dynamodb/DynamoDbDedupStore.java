@@ -6,6 +6,7 @@ import dev.dedup.DedupLimits;
 import dev.dedup.DedupStoreException;
 import dev.dedup.KeyRecord;
 import dev.dedup.RecordState;
+import dev.dedup.Settlement;
 import dev.dedup.spi.AbstractDedupStore;
 import dev.dedup.spi.AsyncBackend;
 import dev.dedup.spi.ContentionRetry;
@@ -17,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.Semaphore;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
@@ -37,6 +39,10 @@ import software.amazon.awssdk.services.dynamodb.model.ConditionalCheckFailedExce
  * under the caller's owner (or, for release, is gone). A claim whose key changes under it (released or expired
  * between the put and the read) tries again until decided or {@link Builder#claimDeadline} passes. A failed
  * {@code claimAll} releases the claims it had won before it throws ({@link DynamoDbBatchSettlement}).
+ *
+ * <p>{@code settleAll} sends each settlement's own conditional UpdateItem or DeleteItem, concurrently through the
+ * async client when the store has one (one round trip of wall time per batchConcurrency settlements), else in turn:
+ * a transaction would fail whole when one claim was lost, and each settlement must be decided alone.
  *
  * <p>With an {@link Builder#asyncClient}, {@link #async()} is native ({@link DynamoDbAsyncBackend}): the same
  * requests and rules, sent on the async client and finished in its callbacks, so no thread waits for a reply.
@@ -205,6 +211,23 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
         }
     }
 
+    /**
+     * With an {@link Builder#asyncClient}, every settlement's conditional write at once (at most batchConcurrency in
+     * flight), as the async view sends them ({@link DynamoDbAsyncBackend#settleAll}). Without one, one after another:
+     * the sync client holds its thread for each request, and the store has no threads of its own to lend it.
+     */
+    @Override
+    protected List<Boolean> doSettleAll(List<Settlement> settlements) {
+        if (asyncBackend == null) {
+            return super.doSettleAll(settlements);
+        }
+        try {
+            return asyncBackend.settleAll(settlements).join();
+        } catch (CompletionException e) {
+            throw DynamoDbErrors.translate("settleAll", e, table());
+        }
+    }
+
     @Override
     protected KeyRecord doInspect(String key) {
         return requests.liveRecord(key, readConsistently(key, "inspect"));
@@ -280,9 +303,10 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
         }
 
         /**
-         * The async client behind the native {@link DynamoDbDedupStore#async()} view, and through which claimAll runs
-         * its conditional puts concurrently. Without one, {@code async()} throws {@link UnsupportedOperationException}
-         * (use {@link dev.dedup.AsyncDedupStore#onExecutor}) and claimAll claims in turn.
+         * The async client behind the native {@link DynamoDbDedupStore#async()} view, and through which claimAll and
+         * settleAll send their conditional writes concurrently. Without one, {@code async()} throws
+         * {@link UnsupportedOperationException} (use {@link dev.dedup.AsyncDedupStore#onExecutor}), and claimAll and
+         * settleAll send one write after another.
          *
          * @param asyncClient an async client for the same account and region; the store never closes it
          * @return this builder
@@ -293,7 +317,7 @@ public final class DynamoDbDedupStore extends AbstractDedupStore {
         }
 
         /**
-         * Most conditional puts one claimAll keeps in flight (default 16); used only with an
+         * Most conditional writes one claimAll or settleAll keeps in flight (default 16); used only with an
          * {@link #asyncClient}.
          *
          * @param batchConcurrency 1 to 256

@@ -11,6 +11,7 @@ import dev.dedup.DedupStoreException;
 import dev.dedup.DedupStores;
 import dev.dedup.Duplicate;
 import dev.dedup.RecordState;
+import dev.dedup.Settlement;
 import dev.dedup.tck.FaultProxy;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -137,6 +138,7 @@ class DynamoDbAsyncOnDynaliteTest {
                 store -> store.extend(claim, LEASE),
                 store -> store.release(claim),
                 store -> store.claimAll(List.of("x", "y"), LEASE),
+                store -> store.settleAll(List.of(Settlement.complete(claim, LEASE, null))),
                 store -> store.inspect("held"),
                 store -> store.forget("held"));
         for (Function<AsyncDedupStore, CompletionStage<?>> call : calls) {
@@ -191,6 +193,28 @@ class DynamoDbAsyncOnDynaliteTest {
         assertThat(await(async.release(claim))).isTrue();
         assertThat(proxy.lostReplies()).isEqualTo(1);
         assertThat(witness.claim("given-back", LEASE)).isInstanceOf(Claim.class);
+    }
+
+    @Test
+    @DisplayName("settleAll that fails mid-batch (a lost reply, no resends) still sends every write, then fails")
+    void failedSettleAllSettlesTheRest() {
+        AsyncDedupStore async = asyncViaProxy(ATTEMPT, CALL, 1);
+        List<String> keys = IntStream.range(0, 12).mapToObj(i -> "settle-" + i).toList();
+        List<Settlement> batch = await(async.claimAll(keys, LEASE)).stream()
+                .map(claim -> Settlement.complete((Claim) claim, LEASE, new byte[] {9})).toList();
+        proxy.loseNextReply();
+
+        CompletableFuture<List<Boolean>> settled = async.settleAll(batch).toCompletableFuture();
+
+        assertThatThrownBy(settled::join).isInstanceOf(CompletionException.class)
+                .cause().isInstanceOf(DedupStoreException.class)
+                .hasMessageContaining("settleAll failed on 1 of 12 settlements")
+                .hasMessageContaining("the 11 it settled stand")
+                .satisfies(e -> assertThat(((DedupStoreException) e).isRetryable()).isTrue());
+        assertThat(proxy.lostReplies()).isEqualTo(1);
+        assertThat(keys).as("every write reached the server, the one whose reply was lost included")
+                .allSatisfy(key -> assertThat(witness.inspect(key).orElseThrow().state())
+                        .isEqualTo(RecordState.COMPLETED));
     }
 
     @Test

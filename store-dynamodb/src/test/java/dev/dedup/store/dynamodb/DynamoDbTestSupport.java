@@ -46,8 +46,14 @@ final class DynamoDbTestSupport {
     }
 
     static DynamoDbAsyncClient asyncClient() {
+        return asyncClient(ClientOverrideConfiguration.builder().build());
+    }
+
+    /** The async client on the emulator with {@code overrides}, such as an interceptor that watches its requests. */
+    static DynamoDbAsyncClient asyncClient(ClientOverrideConfiguration overrides) {
         return DynamoDbAsyncClient.builder().endpointOverride(URI.create(endpoint())).region(Region.US_EAST_1)
-                .credentialsProvider(DUMMY).httpClient(NettyNioAsyncHttpClient.create()).build();
+                .credentialsProvider(DUMMY).httpClient(NettyNioAsyncHttpClient.create())
+                .overrideConfiguration(overrides).build();
     }
 
     /**

@@ -6,6 +6,7 @@ import static java.util.concurrent.CompletableFuture.completedFuture;
 import com.mongodb.MongoBulkWriteException;
 import com.mongodb.MongoClientSettings;
 import com.mongodb.MongoWriteException;
+import com.mongodb.client.model.DeleteOneModel;
 import com.mongodb.client.model.InsertManyOptions;
 import com.mongodb.reactivestreams.client.MongoClient;
 import com.mongodb.reactivestreams.client.MongoClients;
@@ -15,6 +16,7 @@ import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
 import dev.dedup.KeyRecord;
 import dev.dedup.RecordState;
+import dev.dedup.Settlement;
 import dev.dedup.spi.AbstractDedupStore;
 import dev.dedup.spi.AsyncBackend;
 import dev.dedup.spi.ContentionRetry;
@@ -218,6 +220,27 @@ final class MongoAsyncBackend implements AsyncBackend {
                 ? MongoReplies.first(on.deleteOne(write.filter())).thenApply(deleted -> deleted.getDeletedCount() == 1)
                 : MongoReplies.first(on.updateOne(write.filter(), write.update()))
                         .thenApply(updated -> updated.getMatchedCount() == 1);
+    }
+
+    /** As the blocking settleAll ({@link MongoSettleBatch}): the bulk write, the read-back if needed, the deletes. */
+    @Override
+    public CompletableFuture<List<Boolean>> settleAll(List<Settlement> settlements) {
+        MongoSettleBatch batch = new MongoSettleBatch(commands, settlements);
+        return call("settleAll", deadline(), (on, retried) -> MongoReplies.first(
+                        on.bulkWrite(batch.writes(), MongoDedupStore.UNORDERED))
+                .thenCompose(written -> {
+                    List<Boolean> answers = batch.allApplied(written);
+                    return answers != null ? completedFuture(answers)
+                            : MongoReplies.all(on.find(batch.documents()).projection(batch.answerFields()))
+                                    .thenApply(found -> batch.answers(MongoCommands.byDocumentId(found),
+                                            written.getMatchedCount(), retried));
+                })
+                .thenCompose(answers -> {
+                    List<DeleteOneModel<BsonDocument>> deletes = batch.releasedDeletes(answers);
+                    return deletes.isEmpty() ? completedFuture(answers)
+                            : MongoReplies.first(on.bulkWrite(deletes, MongoDedupStore.UNORDERED))
+                                    .thenApply(deleted -> answers);
+                }));
     }
 
     @Override

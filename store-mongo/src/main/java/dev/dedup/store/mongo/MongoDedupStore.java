@@ -10,9 +10,12 @@ import com.mongodb.MongoWriteException;
 import com.mongodb.ReadConcern;
 import com.mongodb.ReadPreference;
 import com.mongodb.WriteConcern;
+import com.mongodb.bulk.BulkWriteResult;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.BulkWriteOptions;
+import com.mongodb.client.model.DeleteOneModel;
 import com.mongodb.client.model.InsertManyOptions;
 import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
@@ -21,6 +24,7 @@ import dev.dedup.DedupStoreException;
 import dev.dedup.Duplicate;
 import dev.dedup.KeyRecord;
 import dev.dedup.RecordState;
+import dev.dedup.Settlement;
 import dev.dedup.spi.AbstractDedupStore;
 import dev.dedup.spi.AsyncBackend;
 import dev.dedup.spi.ContentionRetry;
@@ -68,6 +72,13 @@ import org.bson.BsonDocument;
  * one unordered {@code insertMany}; the keys it reports as duplicates are read back with one {@code find} by
  * {@code _id $in}, and expired ones are taken over as above.
  *
+ * <p><b>{@code settleAll} takes one to three round trips, whatever the batch's size</b> ({@link MongoSettleBatch}):
+ * one unordered bulk write of an {@code updateOne} per settlement, under the filter of its single call, so each is
+ * decided alone and atomically; a release ends the lease there. When the bulk matched fewer writes than settlements,
+ * one {@code find} by {@code _id $in} tells which applied, by the batch's token each write leaves in
+ * {@code settledBy}. When the batch released any claim, one bulk of {@code deleteOne} then deletes those documents.
+ * (The driver splits a bulk write over 48 MB, such as 1,000 results of 256 KiB, into several commands.)
+ *
  * <p><b>Non-blocking.</b> Given the reactive-streams driver's handle on the same database
  * ({@link Builder#reactive(com.mongodb.reactivestreams.client.MongoClient)}), {@link #async()} sends these same
  * operations through it and no thread waits for a reply; without one, {@code async()} throws
@@ -87,6 +98,9 @@ public final class MongoDedupStore extends AbstractDedupStore {
 
     /** The least time {@link #createIndexes()} allows itself. */
     private static final Duration INDEX_BUILD_TIMEOUT = Duration.ofMinutes(1);
+
+    /** A bulk write that runs every write whatever the others do: each settlement is decided alone. */
+    static final BulkWriteOptions UNORDERED = new BulkWriteOptions().ordered(false);
 
     private final MongoCollection<BsonDocument> collection;
     private final MongoCommands commands;
@@ -303,6 +317,26 @@ public final class MongoDedupStore extends AbstractDedupStore {
             }
             BsonDocument found = on.find(commands.byId(write.claim().key())).first();
             return write.appliedTo(found == null ? null : commands.decode(found));
+        }));
+    }
+
+    @Override
+    protected List<Boolean> doSettleAll(List<Settlement> settlements) {
+        MongoSettleBatch batch = new MongoSettleBatch(commands, settlements);
+        long deadline = System.nanoTime() + timeout.toNanos();
+        // Safe to run twice: a write the first try applied carries the batch's token, which the read-back finds.
+        return call("settleAll", () -> MongoRetryOnce.run(collection, deadline, (on, retried) -> {
+            BulkWriteResult written = on.bulkWrite(batch.writes(), UNORDERED);
+            List<Boolean> answers = batch.allApplied(written);
+            if (answers == null) {
+                answers = batch.answers(MongoCommands.byDocumentId(on.find(batch.documents())
+                        .projection(batch.answerFields())), written.getMatchedCount(), retried);
+            }
+            List<DeleteOneModel<BsonDocument>> deletes = batch.releasedDeletes(answers);
+            if (!deletes.isEmpty()) {
+                on.bulkWrite(deletes, UNORDERED);
+            }
+            return answers;
         }));
     }
 

@@ -22,6 +22,8 @@ import org.bson.BsonValue;
  *   result:      BinData(0, ...),                 completed records with a result only (an empty one included)
  *   fingerprint: BinData(0, ...) }                claims made with a payload fingerprint only; complete, fail and
  *                                                 extend keep it, a take-over replaces it
+ *   settledBy:   "9a2e...",                       documents a settleAll settled only: that batch's token, so the
+ *                                                 batch can tell which of its writes applied; a take-over keeps it
  * </pre>
  *
  * <p>The namespace cannot contain {@code ':'} ({@link dev.dedup.DedupLimits#NAMESPACE_PATTERN}), so
@@ -37,6 +39,7 @@ record MongoRecord(String owner, RecordState state, Instant expiresAt, byte[] re
     static final String COMPLETED_AT = "completedAt";
     static final String RESULT = "result";
     static final String FINGERPRINT = "fingerprint";
+    static final String SETTLED_BY = "settledBy";
 
     static final String IN_PROGRESS = RecordState.IN_PROGRESS.name();
     static final String COMPLETED = RecordState.COMPLETED.name();

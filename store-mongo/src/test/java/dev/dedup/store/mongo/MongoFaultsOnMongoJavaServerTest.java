@@ -8,6 +8,7 @@ import dev.dedup.ClaimResult;
 import dev.dedup.DedupStore;
 import dev.dedup.Duplicate;
 import dev.dedup.RecordState;
+import dev.dedup.Settlement;
 import dev.dedup.tck.ClaimChurn;
 import dev.dedup.tck.FaultProxy;
 import java.time.Duration;
@@ -136,6 +137,25 @@ class MongoFaultsOnMongoJavaServerTest {
         Duplicate stillHeld = (Duplicate) witness.claim("extended", LEASE);
         assertThat(stillHeld.expiresAt()).isAfter(extended.expiresAt().plus(Duration.ofMinutes(5)));
         assertThat(store.release(released)).as("a second, separate release").isFalse();
+    }
+
+    @Test
+    @DisplayName("a settleAll whose bulk reply is lost answers each settlement as its first try applied it")
+    void lostSettleAllReplyAnswersWhatTheFirstTryDid() {
+        Claim completed = (Claim) store.claim("settled", LEASE);
+        Claim released = (Claim) store.claim("let-go", LEASE);
+        Claim forgotten = (Claim) store.claim("forgotten", LEASE);
+        assertThat(witness.forget("forgotten")).isTrue();
+        proxy.loseNextReply();
+
+        List<Boolean> answers = store.settleAll(List.of(Settlement.complete(completed, LEASE, new byte[] {1}),
+                Settlement.release(released), Settlement.fail(forgotten, LEASE, new byte[] {2})));
+
+        assertThat(proxy.lostReplies()).isEqualTo(1);
+        assertThat(answers).containsExactly(true, true, false);
+        assertThat(witness.inspect("settled").orElseThrow().result()).containsExactly(1);
+        assertThat(witness.claim("let-go", LEASE)).isInstanceOf(Claim.class);
+        assertThat(witness.inspect("forgotten")).isEmpty();
     }
 
     @Test

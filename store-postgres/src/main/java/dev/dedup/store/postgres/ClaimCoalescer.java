@@ -1,14 +1,16 @@
 package dev.dedup.store.postgres;
 
+import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
 import dev.dedup.DedupLimits;
 import dev.dedup.DedupStoreException;
+import dev.dedup.Duplicate;
+import dev.dedup.RecordState;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -21,9 +23,11 @@ import java.util.concurrent.locks.LockSupport;
  * which carries every claim waiting by then. A lone caller finds a free slot and sends its claim at once, alone,
  * as before: coalescing only starts when more claims are in flight than there are slots.
  *
- * <p>Whoever takes a slot is the leader of one batch: it drains the waiting claims (its own among them, one claim
- * per key, since a batch claims each key once: a second claim of a key waits for the next batch and then meets the
- * first as a duplicate, as it would have alone), runs them and hands each caller its answer or the batch's error.
+ * <p>Whoever takes a slot is the leader of one batch: it drains the waiting claims (its own among them), sends the
+ * first claim of each key and hands each caller its answer or the batch's error. A later claim of a key in the
+ * same batch is answered from the first's: a duplicate of the record the first found or made, which is what it
+ * would have met had it gone out right after, with no round trip of its own (the live-duplicate hot path, where
+ * every caller claims one key).
  * Leaving the slot it wakes the oldest waiting caller, which leads the next batch. Every claim keeps its own owner,
  * lease and fingerprint, so the answers are exactly those of claims made one at a time.
  */
@@ -112,42 +116,56 @@ final class ClaimCoalescer {
         return mine.result;
     }
 
-    /** Takes the waiting claims, one per key, and answers each of them. */
+    /**
+     * Takes the waiting claims and answers each of them: the first claim of each key goes out, and a later claim of
+     * the same key in the batch gets what it would have got right after: the first's record, as a duplicate.
+     */
     private void lead() {
-        List<Request> taken = new ArrayList<>();
-        List<Request> repeats = new ArrayList<>();
-        Set<String> keys = new HashSet<>();
+        Map<String, List<Request>> byKey = new LinkedHashMap<>();
         Request next;
-        while (taken.size() < DedupLimits.MAX_BATCH_KEYS && (next = waiting.poll()) != null) {
-            (keys.add(next.key) ? taken : repeats).add(next);
+        for (int taken = 0; taken < DedupLimits.MAX_BATCH_KEYS && (next = waiting.poll()) != null; taken++) {
+            byKey.computeIfAbsent(next.key, key -> new ArrayList<>(1)).add(next);
         }
-        waiting.addAll(repeats);
-        if (taken.isEmpty()) {
+        if (byKey.isEmpty()) {
             return;
         }
+        List<Request> firsts = byKey.values().stream().map(requests -> requests.get(0)).toList();
         try {
-            if (taken.size() == 1) {
-                taken.get(0).answer(batch.claimOne(taken.get(0)), null);
-                return;
-            }
-            Map<Request, ClaimResult> answers = batch.claimTogether(taken);
-            for (Request request : taken) {
-                request.answer(answers.get(request), null);
+            Map<Request, ClaimResult> answers = firsts.size() == 1
+                    ? Map.of(firsts.get(0), batch.claimOne(firsts.get(0)))
+                    : batch.claimTogether(firsts);
+            for (List<Request> requests : byKey.values()) {
+                Request first = requests.get(0);
+                ClaimResult result = answers.get(first);
+                first.answer(result, null);
+                for (Request repeat : requests.subList(1, requests.size())) {
+                    repeat.answer(seenAfter(first, result), null);
+                }
             }
         } catch (RuntimeException e) {
-            for (Request request : taken) {
-                if (!request.answered()) {
-                    request.answer(null, e);
-                }
-            }
+            answerUnanswered(byKey, e);
         } catch (Error e) {
-            for (Request request : taken) {
+            answerUnanswered(byKey, new DedupStoreException("the claim batch this claim went out in failed with "
+                    + e, e, false));
+            throw e;
+        }
+    }
+
+    /** What a claim of the same key sees right after {@code first}'s: its record, held by whoever holds it. */
+    private static ClaimResult seenAfter(Request first, ClaimResult result) {
+        if (result instanceof Claim claim) {
+            return new Duplicate(first.key, RecordState.IN_PROGRESS, claim.expiresAt(), null, first.fingerprint);
+        }
+        return result;
+    }
+
+    private static void answerUnanswered(Map<String, List<Request>> byKey, RuntimeException failure) {
+        for (List<Request> requests : byKey.values()) {
+            for (Request request : requests) {
                 if (!request.answered()) {
-                    request.answer(null, new DedupStoreException("the claim batch this claim went out in failed"
-                            + " with " + e, e, false));
+                    request.answer(null, failure);
                 }
             }
-            throw e;
         }
     }
 

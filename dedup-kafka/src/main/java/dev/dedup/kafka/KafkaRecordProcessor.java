@@ -57,6 +57,12 @@ import org.slf4j.LoggerFactory;
  *       partition is sought back to it and paused for the retry back-off, and the records after it are not run.
  * </ul>
  *
+ * <p>Two opt-in modes change how a partition batch is settled, never its outcome rules: {@link
+ * Builder#settleInBatches()} settles the batch's claims with one {@link DedupStore#settleAll} after its handlers ran
+ * (two store round trips per batch, for a crash window as wide as the batch), and {@link Builder#inbox} runs the
+ * batch's claims, the handler's writes and the settle in one database transaction, committed before the offsets
+ * (poll with an {@link InboxHandler}).
+ *
  * <p>An exception that escapes a poll (an {@link Error} from the handler, the key function or the dead-letter handler)
  * first seeks each partition of the poll back to its first record not yet settled, so the caller's next poll reads
  * them again; the offsets settled before it are committed with the next commit. A commit that fails during a

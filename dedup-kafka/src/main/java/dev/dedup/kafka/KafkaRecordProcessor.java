@@ -480,7 +480,8 @@ public final class KafkaRecordProcessor<K, V, R> {
 
         /**
          * How long a claim holds before another consumer may take over (default 30 s); heartbeats renew it, also for
-         * the records of a batch that wait for the ones before them.
+         * the records of a batch that wait for the ones before them (and, with {@link #settleInBatches()}, for the
+         * records that ran, until the batch's settle).
          *
          * @param lease longer than the slowest handler
          * @return this builder

@@ -212,6 +212,29 @@ class IdempotentConsumerInOrderTest {
         assertThat(store.claim("c", Duration.ofSeconds(30)).isClaimed()).isTrue();
     }
 
+    @Test
+    @DisplayName("inTransaction: the same settings on a transaction's view, without heartbeats (a short lease is not"
+            + " extended while the handler runs)")
+    void inTransactionRunsNoHeartbeats() throws InterruptedException {
+        var consumer = IdempotentConsumer.builder(store, Message::id, ResultCodec.utf8())
+                .lease(Duration.ofMillis(30))
+                .build();
+        MessageHandler<Message, String> slow = message -> {
+            Thread.sleep(150);
+            return "done";
+        };
+
+        consumer.processInOrderSettlingOnce(messages("a"), slow);
+        Thread.sleep(100);      // an extend in flight at the settle finishes on its own
+        int extendsOutside = store.calls.getOrDefault("extend", 0);
+        consumer.inTransaction(store).processInOrderSettlingOnce(messages("b"), slow);
+
+        assertThat(extendsOutside).as("heartbeats of the plain consumer").isPositive();
+        assertThat(store.calls.getOrDefault("extend", 0)).as("extends after the view's walk")
+                .isEqualTo(extendsOutside);
+        assertThat(store.claim("b", Duration.ofSeconds(30))).isInstanceOf(Duplicate.class);
+    }
+
     /** Counts the calls that reach the store, by operation. */
     private static final class CountingStore implements DedupStore {
         final Map<String, Integer> calls = new ConcurrentHashMap<>();

@@ -37,11 +37,22 @@ final class Heartbeats {
     }
 
     /**
+     * No heartbeats, for claims made inside an open database transaction: nobody else can take them over before it
+     * ends, and an extend from another thread on the transaction's connection could only abort it.
+     */
+    static Heartbeats none() {
+        return new Heartbeats(null, null, null);
+    }
+
+    /**
      * Starts extending {@code claim} every third of {@code lease}. Throws
      * {@link java.util.concurrent.RejectedExecutionException} when the timer refuses the task.
      */
     Heartbeat start(Claim claim, Duration lease) {
         Heartbeat heartbeat = new Heartbeat(claim, lease);
+        if (store == null) {
+            return heartbeat;   // none(): never scheduled, never lost
+        }
         long period = Math.max(1, lease.toMillis() / 3);
         heartbeat.future = timer.scheduleAtFixedRate(heartbeat::tick, period, period, TimeUnit.MILLISECONDS);
         return heartbeat;

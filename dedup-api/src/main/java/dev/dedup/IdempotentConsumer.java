@@ -78,6 +78,34 @@ public final class IdempotentConsumer<M, R> {
         this.outcomeListener = builder.outcomeListener;
     }
 
+    /** {@code settings} on {@code transactionView}, without heartbeats: see {@link #inTransaction}. */
+    private IdempotentConsumer(IdempotentConsumer<M, R> settings, DedupStore transactionView) {
+        this.store = transactionView;
+        this.keyOf = settings.keyOf;
+        this.fingerprintOf = settings.fingerprintOf;
+        this.codec = settings.codec;
+        this.lease = settings.lease;
+        this.retention = settings.retention;
+        this.keepKeyOn = settings.keepKeyOn;
+        this.describeFailure = settings.describeFailure;
+        this.heartbeats = Heartbeats.none();
+        this.outcomeListener = settings.outcomeListener;
+    }
+
+    /**
+     * This consumer's settings on a store's view of one open database transaction, such as {@code
+     * PostgresDedupStore.inTransaction(connection)}: the transactional inbox, where the claims, the handler's writes
+     * through the same connection and the completions commit or roll back together. No heartbeats run: inside the
+     * transaction nobody else can take a claim over before it ends, and an extend sent from another thread on the
+     * transaction's connection could only abort it. Cheap: make one per transaction.
+     *
+     * @param transactionView the store bound to the caller's open transaction; the caller commits or rolls back
+     * @return a consumer for that transaction only
+     */
+    public IdempotentConsumer<M, R> inTransaction(DedupStore transactionView) {
+        return new IdempotentConsumer<>(this, Objects.requireNonNull(transactionView, "transactionView"));
+    }
+
     /**
      * Starts a consumer on {@code store} that finds each message's key with {@code keyOf} (a broker message id or a
      * business key, see the README) and stores handler results with {@code codec}.
@@ -323,6 +351,58 @@ public final class IdempotentConsumer<M, R> {
         return outcomes;
     }
 
+    /**
+     * As {@link #processInOrder}, but every claim of the walk is settled together at its end: one {@link
+     * DedupStore#claimAll}, the handlers in order, then one {@link DedupStore#settleAll} that completes, fails or
+     * releases each claim as {@code processInOrder} would have one by one (and releases the claims of the messages
+     * the walk did not reach). Two store round trips for a batch instead of one per message, for a wider window: a
+     * crash after a message's effect and before the settle leaves its claim in progress, so the message runs again
+     * once its lease lapses, as do the other messages of the batch that ran before the crash.
+     *
+     * <p>Every outcome rule of {@code processInOrder} holds: the walk stops at the first message that must come
+     * again, and a message's outcome ({@code Processed}, {@code LeaseLost}, {@code Failed} with its key kept or not)
+     * is what the settle answered for its claim. The claims of messages that ran are heartbeated until the settle, so
+     * none lapses while later messages run. A key that appears again in the batch after a message that ran under it
+     * has the settlements so far sent first (one more round trip), and then is claimed on its own. An {@link Error}
+     * from the handler settles what ran, releases the rest, and is rethrown. The outcomes are handed to the
+     * {@link Builder#onOutcome} listener after the settle.
+     *
+     * @param messages the messages, in the order they must take effect
+     * @param handler the business work for one message
+     * @return one outcome per message walked, in order, as {@link #processInOrder} returns them
+     */
+    public List<ProcessingOutcome<R>> processInOrderSettlingOnce(List<? extends M> messages,
+            MessageHandler<? super M, ? extends R> handler) {
+        Objects.requireNonNull(messages, "messages");
+        Objects.requireNonNull(handler, "handler");
+        OrderedBatch batch = new OrderedBatch(messages);
+        SettledTogether settle = new SettledTogether(messages.size());
+        try {
+            batch.claim();
+            for (int i = 0; i < messages.size(); i++) {
+                if (batch.keys[i] != null && settle.ran(batch.keys[i])) {
+                    settle.now(List.of());  // a repeat of a key that ran: its settlement first, then its own claim
+                }
+                Started started = batch.take(i);
+                if (started.outcome != null) {
+                    settle.decided(started.outcome);
+                    if (mustRedeliver(started.outcome)) {
+                        break;
+                    }
+                } else if (settle.run(started, messages.get(i), handler)) {
+                    break;
+                }
+            }
+        } catch (Error e) {
+            // What ran before the Error took effect: settle and report it; the Error's own claim is released.
+            settle.now(batch.takeUnused());
+            settle.reported();
+            throw e;
+        }
+        settle.now(batch.takeUnused());
+        return settle.reported();
+    }
+
     /** True for the outcomes that stop {@link #processInOrder}: the message must come again to take effect. */
     private static boolean mustRedeliver(ProcessingOutcome<?> outcome) {
         return outcome instanceof ProcessingOutcome.InProgressElsewhere
@@ -387,28 +467,34 @@ public final class IdempotentConsumer<M, R> {
         }
 
         ProcessingOutcome<R> process(int i, MessageHandler<? super M, ? extends R> handler) {
+            Started started = take(i);
+            return started.outcome != null ? started.outcome
+                    : runClaimed(started.claim, started.heartbeat, messages.get(i), handler);
+        }
+
+        /** The claim of message {@code i} with its heartbeat, or the outcome of a message whose handler must not run. */
+        Started take(int i) {
             if (keyFailures[i] != null) {
-                return new ProcessingOutcome.Failed<>(null, keyFailures[i], false);
+                return new Started(null, null, new ProcessingOutcome.Failed<>(null, keyFailures[i], false));
             }
             String key = keys[i];
             if (claimFailure != null) {
-                return new ProcessingOutcome.Failed<>(key, claimFailure, false);
+                return new Started(null, null, new ProcessingOutcome.Failed<>(key, claimFailure, false));
             }
-            M message = messages.get(i);
             if (fingerprintOf != null || firstPosition.get(key) != i) {
-                return claimAndRun(key, fingerprints[i], message, handler);
+                return start(key, fingerprints[i]);
             }
             ClaimResult result = claimed.remove(key);
             if (result instanceof Duplicate duplicate) {
-                return duplicateOutcome(duplicate, null);
+                return new Started(null, null, duplicateOutcome(duplicate, null));
             }
             Heartbeat heartbeat = heartbeatOf.remove(key);
             if (heartbeat.lost()) {
                 // The store said the claim is no longer ours while the message waited: claim it afresh.
                 heartbeat.stop();
-                return claimAndRun(key, null, message, handler);
+                return start(key, null);
             }
-            return runClaimed((Claim) result, heartbeat, message, handler);
+            return new Started((Claim) result, heartbeat, null);
         }
 
         /**
@@ -417,6 +503,21 @@ public final class IdempotentConsumer<M, R> {
          * once per claim.
          */
         void releaseUnused() {
+            List<Claim> unused = takeUnused();
+            for (int i = 0; i < unused.size(); i++) {
+                Claim claim = unused.get(i);
+                try {
+                    StoreCalls.uninterrupted(() -> store.release(claim));
+                } catch (RuntimeException e) {
+                    log.warn("could not release {} unused claim(s), from key {} on; they lapse with their lease",
+                            unused.size() - i, claim.key(), e);
+                    return;
+                }
+            }
+        }
+
+        /** The claims won for messages the walk did not reach, their heartbeats stopped; the batch forgets them. */
+        List<Claim> takeUnused() {
             List<Claim> unused = new ArrayList<>();
             for (ClaimResult result : claimed.values()) {
                 if (result instanceof Claim claim) {
@@ -428,16 +529,140 @@ public final class IdempotentConsumer<M, R> {
                 }
             }
             claimed.clear();
-            for (int i = 0; i < unused.size(); i++) {
-                Claim claim = unused.get(i);
-                try {
-                    StoreCalls.uninterrupted(() -> store.release(claim));
-                } catch (RuntimeException e) {
-                    log.warn("could not release {} unused claim(s), from key {} on; they lapse with their lease",
-                            unused.size() - i, claim.key(), e);
-                    return;
+            return unused;
+        }
+    }
+
+    /**
+     * The claims of one {@link #processInOrderSettlingOnce} walk whose handler ran, waiting for one settle, and the
+     * walk's outcomes in order (a slot left empty until the settle decides it).
+     */
+    private final class SettledTogether {
+        /** A handler that ran under a won claim; {@code position} is its outcome's slot, -1 after an Error. */
+        private final class Ran {
+            private final int position;
+            private final Started started;
+            private final Settlement settlement;
+            private final R result;
+            private final Exception failure;
+
+            private Ran(int position, Started started, Settlement settlement, R result, Exception failure) {
+                this.position = position;
+                this.started = started;
+                this.settlement = settlement;
+                this.result = result;
+                this.failure = failure;
+            }
+        }
+
+        private final List<ProcessingOutcome<R>> outcomes;
+        private final Map<String, Ran> waiting = new LinkedHashMap<>();
+
+        SettledTogether(int size) {
+            this.outcomes = new ArrayList<>(size);
+        }
+
+        boolean ran(String key) {
+            return waiting.containsKey(key);
+        }
+
+        void decided(ProcessingOutcome<R> outcome) {
+            outcomes.add(outcome);
+        }
+
+        /**
+         * Runs the handler under a won claim, whose heartbeat goes on until the settle.
+         *
+         * @return true when the walk stops here: the handler failed and the failure is not kept
+         */
+        boolean run(Started started, M message, MessageHandler<? super M, ? extends R> handler) {
+            Claim claim = started.claim;
+            R result;
+            try {
+                result = handler.handle(message);
+            } catch (Exception e) {
+                if (e instanceof InterruptedException) {
+                    Thread.currentThread().interrupt();
+                }
+                Settlement settlement = isNonRetryable(e)
+                        ? Settlement.fail(claim, retention, describe(e)) : Settlement.release(claim);
+                waiting.put(claim.key(), new Ran(outcomes.size(), started, settlement, null, e));
+                outcomes.add(null);
+                return settlement.kind() == Settlement.Kind.RELEASE;
+            } catch (Error e) {
+                waiting.put(claim.key(), new Ran(-1, started, Settlement.release(claim), null, null));
+                throw e;
+            }
+            Settlement settlement = Settlement.complete(claim, retention, encodeQuietly(claim.key(), result));
+            waiting.put(claim.key(), new Ran(outcomes.size(), started, settlement, result, null));
+            outcomes.add(null);
+            return false;
+        }
+
+        /**
+         * One settle (split only past the store's batch limit) for the claims that ran and the {@code unused} ones,
+         * which are released; fills the outcomes of those that ran. A failed settle leaves every claim not settled
+         * yet to lapse with its lease.
+         */
+        void now(List<Claim> unused) {
+            if (waiting.isEmpty() && unused.isEmpty()) {
+                return;
+            }
+            List<Settlement> settlements = new ArrayList<>(waiting.size() + unused.size());
+            for (Ran ran : waiting.values()) {
+                ran.started.heartbeat.stop();
+                settlements.add(ran.settlement);
+            }
+            for (Claim claim : unused) {
+                settlements.add(Settlement.release(claim));
+            }
+            List<Boolean> answers = new ArrayList<>(settlements.size());
+            RuntimeException failure = null;
+            try {
+                for (int from = 0; from < settlements.size(); from += DedupLimits.MAX_BATCH_KEYS) {
+                    List<Settlement> chunk = settlements.subList(from,
+                            Math.min(settlements.size(), from + DedupLimits.MAX_BATCH_KEYS));
+                    answers.addAll(StoreCalls.uninterrupted(() -> store.settleAll(chunk)));
+                }
+            } catch (RuntimeException e) {
+                failure = e;
+                if (!unused.isEmpty()) {
+                    log.warn("could not release {} unused claim(s); they lapse with their lease",
+                            settlements.size() - Math.max(answers.size(), waiting.size()), e);
                 }
             }
+            int i = 0;
+            for (Ran ran : waiting.values()) {
+                Boolean settled = i < answers.size() ? answers.get(i) : null;
+                i++;
+                if (ran.position >= 0) {
+                    outcomes.set(ran.position, outcomeOf(ran, settled, failure));
+                }
+            }
+            waiting.clear();
+        }
+
+        /** What the settle's answer for one claim means: null when the settle failed before answering for it. */
+        private ProcessingOutcome<R> outcomeOf(Ran ran, Boolean settled, RuntimeException failure) {
+            Claim claim = ran.started.claim;
+            if (ran.settlement.kind() == Settlement.Kind.COMPLETE) {
+                return completed(claim, ran.result, ran.started.heartbeat, Boolean.TRUE.equals(settled),
+                        settled == null ? failure : null);
+            }
+            if (settled == null) {
+                ran.failure.addSuppressed(failure);
+            }
+            boolean kept = ran.settlement.kind() == Settlement.Kind.FAIL && Boolean.TRUE.equals(settled);
+            return new ProcessingOutcome.Failed<>(claim.key(), ran.failure, kept);
+        }
+
+        /** The outcomes, each handed to the listener, in order; an Error's message has none. */
+        List<ProcessingOutcome<R>> reported() {
+            List<ProcessingOutcome<R>> reported = new ArrayList<>(outcomes.size());
+            for (ProcessingOutcome<R> outcome : outcomes) {
+                reported.add(IdempotentConsumer.this.reported(outcome));
+            }
+            return reported;
         }
     }
 
@@ -463,16 +688,27 @@ public final class IdempotentConsumer<M, R> {
     private ProcessingOutcome<R> complete(Claim claim, R result, Heartbeat heartbeat) {
         byte[] encoded = encodeQuietly(claim.key(), result);
         try {
-            if (StoreCalls.uninterrupted(() -> store.complete(claim, retention, encoded))) {
-                return new ProcessingOutcome.Processed<>(claim.key(), result);
-            }
-            log.warn("lease on key {} lapsed before completion{}; another consumer may also have processed it",
-                    claim.key(), heartbeat.atRisk() ? " (its heartbeat was late)" : "");
-            return new ProcessingOutcome.LeaseLost<>(claim.key(), result, Optional.empty());
+            boolean stored = StoreCalls.uninterrupted(() -> store.complete(claim, retention, encoded));
+            return completed(claim, result, heartbeat, stored, null);
         } catch (RuntimeException e) {
-            log.warn("could not record completion of key {}; a redelivery may process it again", claim.key(), e);
-            return new ProcessingOutcome.LeaseLost<>(claim.key(), result, Optional.of(e));
+            return completed(claim, result, heartbeat, false, e);
         }
+    }
+
+    /** The outcome of a completion the store stored, refused (the claim is not ours any more) or failed to store. */
+    private ProcessingOutcome<R> completed(Claim claim, R result, Heartbeat heartbeat, boolean stored,
+            RuntimeException failure) {
+        if (failure != null) {
+            log.warn("could not record completion of key {}; a redelivery may process it again", claim.key(),
+                    failure);
+            return new ProcessingOutcome.LeaseLost<>(claim.key(), result, Optional.of(failure));
+        }
+        if (stored) {
+            return new ProcessingOutcome.Processed<>(claim.key(), result);
+        }
+        log.warn("lease on key {} lapsed before completion{}; another consumer may also have processed it",
+                claim.key(), heartbeat.atRisk() ? " (its heartbeat was late)" : "");
+        return new ProcessingOutcome.LeaseLost<>(claim.key(), result, Optional.empty());
     }
 
     /**

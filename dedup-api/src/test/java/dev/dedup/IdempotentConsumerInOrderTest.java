@@ -135,11 +135,112 @@ class IdempotentConsumerInOrderTest {
         assertThat(store.claim("c", Duration.ofSeconds(30)).isClaimed()).isTrue();
     }
 
+    @Test
+    @DisplayName("settling once: one claimAll and one settleAll for the batch, no complete per message")
+    void settlingOnceIsTwoCalls() {
+        var outcomes = consumer().processInOrderSettlingOnce(messages("a", "b", "c"), this::handle);
+
+        assertThat(outcomes).containsExactly(new ProcessingOutcome.Processed<>("a", "done-a"),
+                new ProcessingOutcome.Processed<>("b", "done-b"), new ProcessingOutcome.Processed<>("c", "done-c"));
+        assertThat(store.calls).containsOnly(Map.entry("claimAll", 1), Map.entry("settleAll", 1));
+        assertThat(store.claim("b", Duration.ofSeconds(30))).isInstanceOfSatisfying(Duplicate.class,
+                duplicate -> assertThat(duplicate.state()).isEqualTo(RecordState.COMPLETED));
+    }
+
+    @Test
+    @DisplayName("settling once: a kept failure is stored as failed and the walk goes on; a retryable one stops it,"
+            + " and its claim and the unused ones are released in the same settle")
+    void settlingOnceKeepsTheOutcomeRules() {
+        var outcomes = consumer().processInOrderSettlingOnce(messages("a:reject", "b", "c:retry", "d"),
+                this::handle);
+
+        assertThat(outcomes).hasSize(3);
+        assertThat(outcomes.get(0)).isInstanceOfSatisfying(ProcessingOutcome.Failed.class,
+                failed -> assertThat(failed.keyKept()).isTrue());
+        assertThat(outcomes.get(1)).isInstanceOf(ProcessingOutcome.Processed.class);
+        assertThat(outcomes.get(2)).isInstanceOfSatisfying(ProcessingOutcome.Failed.class,
+                failed -> assertThat(failed.keyKept()).isFalse());
+        assertThat(handled).containsExactly("a", "b", "c");
+        assertThat(store.calls).containsOnly(Map.entry("claimAll", 1), Map.entry("settleAll", 1));
+        assertThat(store.claim("a", Duration.ofSeconds(30))).isInstanceOfSatisfying(Duplicate.class,
+                duplicate -> assertThat(duplicate.state()).isEqualTo(RecordState.FAILED));
+        assertThat(store.claim("c", Duration.ofSeconds(30)).isClaimed()).as("c was released").isTrue();
+        assertThat(store.claim("d", Duration.ofSeconds(30)).isClaimed()).as("d was released").isTrue();
+    }
+
+    @Test
+    @DisplayName("settling once: a key again after it ran has the settlements so far sent first, and is"
+            + " AlreadyProcessed")
+    void settlingOnceRepeatedKey() {
+        var outcomes = consumer().processInOrderSettlingOnce(messages("a", "b", "a", "c"), this::handle);
+
+        assertThat(outcomes.get(2)).isInstanceOf(ProcessingOutcome.AlreadyProcessed.class);
+        assertThat(outcomes.get(3)).isInstanceOf(ProcessingOutcome.Processed.class);
+        assertThat(handled).containsExactly("a", "b", "c");
+        assertThat(store.calls).containsEntry("claimAll", 1).containsEntry("claim", 1).containsEntry("settleAll", 2);
+    }
+
+    @Test
+    @DisplayName("settling once: a failed settle makes every message that ran LeaseLost with the failure; the keys"
+            + " stay held until their lease lapses")
+    void settlingOnceFailedSettle() {
+        store.failSettleAll = true;
+
+        var outcomes = consumer().processInOrderSettlingOnce(messages("a", "b"), this::handle);
+
+        assertThat(outcomes).allSatisfy(outcome -> assertThat(outcome).isInstanceOfSatisfying(
+                ProcessingOutcome.LeaseLost.class, lost -> assertThat(lost.storeFailure()).isPresent()));
+        assertThat(store.claim("a", Duration.ofSeconds(30))).isInstanceOfSatisfying(Duplicate.class,
+                duplicate -> assertThat(duplicate.state()).isEqualTo(RecordState.IN_PROGRESS));
+    }
+
+    @Test
+    @DisplayName("settling once: an Error completes what ran before it, releases its claim and the unused ones,"
+            + " then propagates")
+    void settlingOnceError() {
+        var consumer = consumer();
+        assertThatThrownBy(() -> consumer.processInOrderSettlingOnce(messages("a", "b", "c"), message -> {
+            if (message.id().equals("b")) {
+                throw new AssertionError("halt");
+            }
+            return "ok";
+        })).isInstanceOf(AssertionError.class);
+
+        assertThat(store.claim("a", Duration.ofSeconds(30))).isInstanceOfSatisfying(Duplicate.class,
+                duplicate -> assertThat(duplicate.state()).isEqualTo(RecordState.COMPLETED));
+        assertThat(store.claim("b", Duration.ofSeconds(30)).isClaimed()).isTrue();
+        assertThat(store.claim("c", Duration.ofSeconds(30)).isClaimed()).isTrue();
+    }
+
+    @Test
+    @DisplayName("inTransaction: the same settings on a transaction's view, without heartbeats (a short lease is not"
+            + " extended while the handler runs)")
+    void inTransactionRunsNoHeartbeats() throws InterruptedException {
+        var consumer = IdempotentConsumer.builder(store, Message::id, ResultCodec.utf8())
+                .lease(Duration.ofMillis(30))
+                .build();
+        MessageHandler<Message, String> slow = message -> {
+            Thread.sleep(150);
+            return "done";
+        };
+
+        consumer.processInOrderSettlingOnce(messages("a"), slow);
+        Thread.sleep(100);      // an extend in flight at the settle finishes on its own
+        int extendsOutside = store.calls.getOrDefault("extend", 0);
+        consumer.inTransaction(store).processInOrderSettlingOnce(messages("b"), slow);
+
+        assertThat(extendsOutside).as("heartbeats of the plain consumer").isPositive();
+        assertThat(store.calls.getOrDefault("extend", 0)).as("extends after the view's walk")
+                .isEqualTo(extendsOutside);
+        assertThat(store.claim("b", Duration.ofSeconds(30))).isInstanceOf(Duplicate.class);
+    }
+
     /** Counts the calls that reach the store, by operation. */
     private static final class CountingStore implements DedupStore {
         final Map<String, Integer> calls = new ConcurrentHashMap<>();
         private final DedupStore delegate;
         volatile boolean failClaimAll;
+        volatile boolean failSettleAll;
 
         CountingStore(DedupStore delegate) {
             this.delegate = delegate;
@@ -185,6 +286,15 @@ class IdempotentConsumerInOrderTest {
         public boolean release(Claim claim) {
             count("release");
             return delegate.release(claim);
+        }
+
+        @Override
+        public List<Boolean> settleAll(List<Settlement> settlements) {
+            count("settleAll");
+            if (failSettleAll) {
+                throw DedupStoreException.retryable("counting store", "settleAll", null);
+            }
+            return delegate.settleAll(settlements);
         }
 
         @Override

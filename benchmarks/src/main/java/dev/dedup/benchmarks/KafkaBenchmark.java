@@ -10,6 +10,7 @@ import dev.dedup.benchmarks.fixture.StoreFixture;
 import dev.dedup.kafka.KafkaRecordProcessor;
 import dev.dedup.kafka.PollResult;
 import dev.dedup.kafka.RecordKeys;
+import dev.dedup.store.postgres.PostgresDedupStore;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -42,6 +43,11 @@ import org.openjdk.jmh.annotations.TearDown;
  *   <li>{@code no-dedup}: poll, handler per record, commitSync: the reference;
  *   <li>{@code adapter-redis}, {@code adapter-postgres}: {@link KafkaRecordProcessor#poll} on the store (one
  *       {@code claimAll} per partition batch, the handler and a {@code complete} per record, commitSync);
+ *   <li>{@code batch-redis}, {@code batch-postgres}: the same with {@code settleInBatches()}: one {@code claimAll},
+ *       the handlers, one {@code settleAll} per partition batch, commitSync;
+ *   <li>{@code inbox-postgres}: the processor's inbox mode: per partition batch one transaction on a connection of
+ *       the fixture's pool with the {@code claimAll}, the handlers (which only count, as everywhere here: no write
+ *       of their own) and the {@code settleAll}, its commit, then commitSync;
  *   <li>{@code per-record-redis}, {@code per-record-postgres}: the same poll and commit, but
  *       {@link IdempotentConsumer#process} per record (one claim and one complete per record): what the adapter
  *       would cost without its batch claim.
@@ -62,7 +68,8 @@ public class KafkaBenchmark {
     private static final Duration NON_EMPTY_WITHIN = Duration.ofSeconds(30);
     private static final Duration POLL_TIMEOUT = Duration.ofMillis(500);
 
-    @Param({"no-dedup", "adapter-redis", "adapter-postgres", "per-record-redis", "per-record-postgres"})
+    @Param({"no-dedup", "batch-redis", "adapter-redis", "per-record-redis", "batch-postgres", "inbox-postgres",
+        "adapter-postgres", "per-record-postgres"})
     public String loop;
 
     private Loop kind;
@@ -79,8 +86,8 @@ public class KafkaBenchmark {
     /** What the handler does: count. */
     private long handled;
 
-    /** The three kinds of loop. */
-    enum Loop { NO_DEDUP, ADAPTER, PER_RECORD }
+    /** The kinds of loop. */
+    enum Loop { NO_DEDUP, ADAPTER, BATCH, INBOX, PER_RECORD }
 
     /** The records counter, reported by JMH as the {@code records} score in records/s. */
     @State(Scope.Thread)
@@ -103,6 +110,12 @@ public class KafkaBenchmark {
         } else if (loop.startsWith("adapter-")) {
             kind = Loop.ADAPTER;
             storeName = loop.substring("adapter-".length());
+        } else if (loop.startsWith("batch-")) {
+            kind = Loop.BATCH;
+            storeName = loop.substring("batch-".length());
+        } else if (loop.equals("inbox-postgres")) {
+            kind = Loop.INBOX;
+            storeName = "postgres";
         } else if (loop.startsWith("per-record-")) {
             kind = Loop.PER_RECORD;
             storeName = loop.substring("per-record-".length());
@@ -123,13 +136,19 @@ public class KafkaBenchmark {
             fixture = BenchStore.named(storeName).open(0);
             store = fixture.openStore(namespace);
             description = fixture.description();
-            if (kind == Loop.ADAPTER) {
-                processor = KafkaRecordProcessor.builder(consumer, store, ResultCodec.none())
+            if (kind != Loop.PER_RECORD) {
+                KafkaRecordProcessor.Builder<String, String, Void> builder = KafkaRecordProcessor
+                        .builder(consumer, store, ResultCodec.none())
                         .keys(keys)
                         .deadLetters(letter -> {
                             throw new IllegalStateException("no record should be dead-lettered: " + letter);
-                        })
-                        .build();
+                        });
+                if (kind == Loop.BATCH) {
+                    builder.settleInBatches();
+                } else if (kind == Loop.INBOX) {
+                    builder.inbox(fixture.jdbcPool(), ((PostgresDedupStore) store)::inTransaction);
+                }
+                processor = builder.build();
             } else {
                 perRecord = IdempotentConsumer.<ConsumerRecord<String, String>, Void>builder(store, keys::keyOf,
                         ResultCodec.none()).build();
@@ -164,7 +183,7 @@ public class KafkaBenchmark {
         rewindAtEnd();
         int records = switch (kind) {
             case NO_DEDUP -> pollWithoutDedup();
-            case ADAPTER -> pollThroughAdapter();
+            case ADAPTER, BATCH, INBOX -> pollThroughAdapter();
             case PER_RECORD -> pollClaimingPerRecord();
         };
         counted.records += records;
@@ -185,7 +204,9 @@ public class KafkaBenchmark {
     private int pollThroughAdapter() {
         long deadline = System.nanoTime() + NON_EMPTY_WITHIN.toNanos();
         while (true) {
-            PollResult<String, String, Void> result = processor.poll(POLL_TIMEOUT, this::handle);
+            PollResult<String, String, Void> result = kind == Loop.INBOX
+                    ? processor.poll(POLL_TIMEOUT, (record, transaction) -> handle(record))
+                    : processor.poll(POLL_TIMEOUT, this::handle);
             int records = result.outcomes().size();
             if (records == 0) {
                 requireBefore(deadline);

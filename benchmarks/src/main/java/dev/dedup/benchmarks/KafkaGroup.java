@@ -7,8 +7,9 @@ import java.util.Optional;
 import org.openjdk.jmh.runner.options.Options;
 
 /**
- * The Kafka adapter's run: {@link KafkaBenchmark}'s loops, the no-dedup reference first, then the adapter and the
- * one-claim-per-record loop for each selected store that the adapter's targets name (Redis, PostgreSQL). Always one
+ * The Kafka adapter's run: {@link KafkaBenchmark}'s loops, the no-dedup reference first, then for each selected store
+ * that the adapter's targets name (Redis, PostgreSQL) the batch mode, the inbox (PostgreSQL), the per-record mode
+ * and the one-claim-per-record loop. Always one
  * thread: a KafkaConsumer is single-threaded, and one partition is read.
  *
  * @param loops the values of the benchmark's {@code loop} parameter, in run order
@@ -22,6 +23,10 @@ record KafkaGroup(List<String> loops) implements JmhRun {
         List<String> loops = new ArrayList<>();
         for (BenchStore store : STORES) {
             if (stores.contains(store)) {
+                loops.add("batch-" + store.param());
+                if (store == BenchStore.POSTGRES) {
+                    loops.add("inbox-postgres");
+                }
                 loops.add("adapter-" + store.param());
                 loops.add("per-record-" + store.param());
             }

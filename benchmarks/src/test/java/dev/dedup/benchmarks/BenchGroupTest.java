@@ -46,17 +46,18 @@ class BenchGroupTest {
     }
 
     @Test
-    void kafkaRunsTheNoDedupLoopThenEachSelectedStoresTwoLoopsOnOneThread() {
+    void kafkaRunsTheNoDedupLoopThenEachSelectedStoresLoopsOnOneThread() {
         KafkaGroup all = KafkaGroup.plan(List.of(BenchStore.values())).orElseThrow();
-        assertThat(all.loops()).containsExactly("no-dedup", "adapter-redis", "per-record-redis", "adapter-postgres",
-                "per-record-postgres");
+        assertThat(all.loops()).containsExactly("no-dedup", "batch-redis", "adapter-redis", "per-record-redis",
+                "batch-postgres", "inbox-postgres", "adapter-postgres", "per-record-postgres");
         assertThat(KafkaGroup.plan(List.of(BenchStore.POSTGRES)).orElseThrow().loops())
-                .containsExactly("no-dedup", "adapter-postgres", "per-record-postgres");
+                .containsExactly("no-dedup", "batch-postgres", "inbox-postgres", "adapter-postgres",
+                        "per-record-postgres");
         assertThat(KafkaGroup.plan(List.of(BenchStore.MEMORY, BenchStore.MONGO))).isEmpty();
 
         var options = all.options(Profile.QUICK);
         assertThat(options.getIncludes()).containsExactly("^dev\\.dedup\\.benchmarks\\.KafkaBenchmark\\.poll$");
-        assertThat(options.getParameter("loop").get()).hasSize(5);
+        assertThat(options.getParameter("loop").get()).hasSize(8);
         assertThat(options.getThreads().get()).isEqualTo(1);
     }
 

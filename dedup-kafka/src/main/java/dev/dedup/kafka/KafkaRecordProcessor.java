@@ -7,6 +7,7 @@ import dev.dedup.MessageHandler;
 import dev.dedup.ProcessingOutcome;
 import dev.dedup.ResultCodec;
 import dev.dedup.kafka.RecordOutcome.Disposition;
+import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -19,6 +20,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.function.Function;
 import java.util.function.Predicate;
+import javax.sql.DataSource;
 import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -55,6 +57,12 @@ import org.slf4j.LoggerFactory;
  *       partition is sought back to it and paused for the retry back-off, and the records after it are not run.
  * </ul>
  *
+ * <p>Two opt-in modes change how a partition batch is settled, never its outcome rules: {@link
+ * Builder#settleInBatches()} settles the batch's claims with one {@link DedupStore#settleAll} after its handlers ran
+ * (two store round trips per batch, for a crash window as wide as the batch), and {@link Builder#inbox} runs the
+ * batch's claims, the handler's writes and the settle in one database transaction, committed before the offsets
+ * (poll with an {@link InboxHandler}).
+ *
  * <p>An exception that escapes a poll (an {@link Error} from the handler, the key function or the dead-letter handler)
  * first seeks each partition of the poll back to its first record not yet settled, so the caller's next poll reads
  * them again; the offsets settled before it are committed with the next commit. A commit that fails during a
@@ -77,6 +85,9 @@ public final class KafkaRecordProcessor<K, V, R> {
     private final Duration retryBackoff;
     private final boolean commitOffsets;
     private final AttemptLimit<K, V> attempts;
+    private final boolean settleInBatches;
+    /** The inbox mode's transactions, or null outside it. */
+    private final KafkaInbox<K, V, R> inbox;
     /** Partitions paused after a rewind, with the System.nanoTime at which they may be read again. */
     private final Map<TopicPartition, Long> resumeAt = new HashMap<>();
     /**
@@ -107,6 +118,9 @@ public final class KafkaRecordProcessor<K, V, R> {
             settings.onOutcome(builder.outcomeListener);
         }
         this.idempotent = settings.build();
+        this.settleInBatches = builder.settleInBatches;
+        this.inbox = builder.inboxDataSource == null ? null : new KafkaInbox<>(builder.inboxDataSource,
+                builder.inboxViews, idempotent, keys, attempts);
     }
 
     /**
@@ -134,10 +148,29 @@ public final class KafkaRecordProcessor<K, V, R> {
      * @param timeout how long the poll may wait for records
      * @param handler the business work for one record
      * @return what was done with the records
+     * @throws IllegalStateException when the processor was built with {@link Builder#inbox}: its handler takes the
+     *     transaction's connection
      */
     public PollResult<K, V, R> poll(Duration timeout,
             MessageHandler<? super ConsumerRecord<K, V>, ? extends R> handler) {
         Objects.requireNonNull(handler, "handler");
+        requireInbox(false);    // before the poll moves the position past the records
+        resumeDue();
+        return process(consumer.poll(timeout), handler);
+    }
+
+    /**
+     * The inbox mode's poll ({@link Builder#inbox}): resumes the partitions whose retry back-off is over, polls once,
+     * and processes what the poll returned, one database transaction per partition batch.
+     *
+     * @param timeout how long the poll may wait for records
+     * @param handler the database work for one record, through the transaction's connection
+     * @return what was done with the records
+     * @throws IllegalStateException when the processor was built without {@link Builder#inbox}
+     */
+    public PollResult<K, V, R> poll(Duration timeout, InboxHandler<K, V, R> handler) {
+        Objects.requireNonNull(handler, "handler");
+        requireInbox(true);
         resumeDue();
         return process(consumer.poll(timeout), handler);
     }
@@ -149,14 +182,53 @@ public final class KafkaRecordProcessor<K, V, R> {
      * @param records what the consumer's last poll returned
      * @param handler the business work for one record
      * @return what was done with the records
+     * @throws IllegalStateException when the processor was built with {@link Builder#inbox}
      */
     public PollResult<K, V, R> process(ConsumerRecords<K, V> records,
             MessageHandler<? super ConsumerRecord<K, V>, ? extends R> handler) {
         Objects.requireNonNull(records, "records");
         Objects.requireNonNull(handler, "handler");
+        requireInbox(false);
+        MessageHandler<? super ConsumerRecord<K, V>, ? extends R> counted = attempts.counting(handler);
+        return processWith(records, batch -> settleInBatches ? idempotent.processInOrderSettlingOnce(batch, counted)
+                : idempotent.processInOrder(batch, counted));
+    }
+
+    /**
+     * The inbox mode's {@link #process(ConsumerRecords, MessageHandler) process}: one database transaction per
+     * partition batch, committed before the offsets.
+     *
+     * @param records what the consumer's last poll returned
+     * @param handler the database work for one record, through the transaction's connection
+     * @return what was done with the records
+     * @throws IllegalStateException when the processor was built without {@link Builder#inbox}
+     */
+    public PollResult<K, V, R> process(ConsumerRecords<K, V> records, InboxHandler<K, V, R> handler) {
+        Objects.requireNonNull(records, "records");
+        Objects.requireNonNull(handler, "handler");
+        requireInbox(true);
+        return processWith(records, batch -> inbox.walk(batch, handler));
+    }
+
+    private void requireInbox(boolean inboxHandler) {
+        if (inboxHandler && inbox == null) {
+            throw new IllegalStateException("an InboxHandler needs a processor built with inbox(dataSource, views)");
+        }
+        if (!inboxHandler && inbox != null) {
+            throw new IllegalStateException("this processor was built with inbox(...): poll with an InboxHandler,"
+                    + " which writes through the partition batch's transaction");
+        }
+    }
+
+    /** How one partition batch is run: its outcomes, in order, as {@link IdempotentConsumer#processInOrder} says. */
+    @FunctionalInterface
+    private interface Walk<K, V, R> {
+        List<ProcessingOutcome<R>> run(List<ConsumerRecord<K, V>> batch);
+    }
+
+    private PollResult<K, V, R> processWith(ConsumerRecords<K, V> records, Walk<K, V, R> walk) {
         resumeDue();
         attempts.forgetUnassigned(consumer::assignment);
-        MessageHandler<? super ConsumerRecord<K, V>, ? extends R> counted = attempts.counting(handler);
         List<RecordOutcome<K, V, R>> outcomes = new ArrayList<>(records.count());
         Map<TopicPartition, OffsetAndMetadata> offsets = new LinkedHashMap<>();
         Map<TopicPartition, Long> rewound = new LinkedHashMap<>();
@@ -164,7 +236,7 @@ public final class KafkaRecordProcessor<K, V, R> {
         try {
             for (TopicPartition partition : records.partitions()) {
                 List<ConsumerRecord<K, V>> batch = records.records(partition);
-                long next = processPartition(partition, batch, counted, outcomes, unsettled);
+                long next = processPartition(partition, batch, walk, outcomes, unsettled);
                 unsettled.remove(partition);
                 if (next > batch.get(0).offset()) {
                     offsets.put(partition, new OffsetAndMetadata(next));
@@ -222,10 +294,9 @@ public final class KafkaRecordProcessor<K, V, R> {
      * @return the offset the partition may be committed to: the first record that must come again, or the one after
      *     the last record
      */
-    private long processPartition(TopicPartition partition, List<ConsumerRecord<K, V>> batch,
-            MessageHandler<? super ConsumerRecord<K, V>, ? extends R> handler, List<RecordOutcome<K, V, R>> outcomes,
-            Map<TopicPartition, Long> unsettled) {
-        List<ProcessingOutcome<R>> results = idempotent.processInOrder(batch, handler);
+    private long processPartition(TopicPartition partition, List<ConsumerRecord<K, V>> batch, Walk<K, V, R> walk,
+            List<RecordOutcome<K, V, R>> outcomes, Map<TopicPartition, Long> unsettled) {
+        List<ProcessingOutcome<R>> results = walk.run(batch);
         long next = batch.get(0).offset();
         for (int i = 0; i < results.size(); i++) {
             ConsumerRecord<K, V> record = batch.get(i);
@@ -386,6 +457,9 @@ public final class KafkaRecordProcessor<K, V, R> {
         private Duration retryBackoff = Duration.ofSeconds(1);
         private boolean commitOffsets = true;
         private int maxAttempts = AttemptLimit.UNLIMITED;
+        private boolean settleInBatches;
+        private DataSource inboxDataSource;
+        private Function<Connection, DedupStore> inboxViews;
 
         private Builder(Consumer<K, V> consumer, DedupStore store, ResultCodec<R> codec) {
             this.consumer = Objects.requireNonNull(consumer, "consumer");
@@ -406,7 +480,8 @@ public final class KafkaRecordProcessor<K, V, R> {
 
         /**
          * How long a claim holds before another consumer may take over (default 30 s); heartbeats renew it, also for
-         * the records of a batch that wait for the ones before them.
+         * the records of a batch that wait for the ones before them (and, with {@link #settleInBatches()}, for the
+         * records that ran, until the batch's settle).
          *
          * @param lease longer than the slowest handler
          * @return this builder
@@ -534,6 +609,42 @@ public final class KafkaRecordProcessor<K, V, R> {
          */
         public Builder<K, V, R> commitOffsets(boolean commit) {
             this.commitOffsets = commit;
+            return this;
+        }
+
+        /**
+         * Settles each partition batch's claims with one {@link DedupStore#settleAll} after its handlers ran, instead
+         * of one store call per record as they run: a batch costs two store round trips (the {@code claimAll} and
+         * the settle) whatever its size, for a wider crash window. Every outcome rule stays (see
+         * {@link IdempotentConsumer#processInOrderSettlingOnce}); what changes is a crash (or a lost connection to
+         * the store) after a record's effect and before the batch's settle: every record of the batch whose handler
+         * ran then runs again once its lease lapses, not only the one in flight. Use it when the handler is
+         * idempotent enough to bear that, or its effect is in the database of an {@link #inbox}.
+         *
+         * @return this builder
+         */
+        public Builder<K, V, R> settleInBatches() {
+            this.settleInBatches = true;
+            return this;
+        }
+
+        /**
+         * The transactional inbox (PostgreSQL): per partition batch, one transaction on a connection from
+         * {@code dataSource} holds the batch's claims (on {@code views.apply(connection)}, such as
+         * {@code store::inTransaction} of a {@code PostgresDedupStore}), the handler's writes through that connection
+         * and the settle; it commits, then the offsets are committed. Exactly once for the database's effects, one
+         * commit per batch. Poll with an {@link InboxHandler}. A handler failure rolls the batch back (its keys are
+         * freed with it) and the batch runs again one record per transaction, where the failure is retried or kept
+         * by the usual rules; a store failure or a transaction the database aborted rolls the batch back and reads
+         * it again after the back-off. No heartbeats run: inside the transaction nobody can take a claim over.
+         *
+         * @param dataSource where each batch's connection comes from (a pool); closed after the batch
+         * @param views the store bound to a connection's open transaction
+         * @return this builder
+         */
+        public Builder<K, V, R> inbox(DataSource dataSource, Function<Connection, DedupStore> views) {
+            this.inboxDataSource = Objects.requireNonNull(dataSource, "dataSource");
+            this.inboxViews = Objects.requireNonNull(views, "views");
             return this;
         }
 

@@ -5,6 +5,8 @@ import dev.dedup.DedupStoreException;
 import dev.dedup.ProcessingOutcome;
 import dev.dedup.ResultCodec;
 import dev.dedup.store.postgres.PostgresDedupStore;
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
 import dev.dedup.tck.chaos.ChaosBoard;
 import dev.dedup.tck.chaos.ConsumerProcess;
 import java.nio.file.Path;
@@ -16,7 +18,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.consumer.CommitFailedException;
@@ -34,10 +35,12 @@ import org.apache.kafka.common.errors.RebalanceInProgressException;
  *
  * <p>The effect of a record is one transaction: a row in the effect log and an increment of the record's counter.
  * With a store, records go through {@link KafkaRecordProcessor}; the naive control runs the effect for every
- * delivery; as a transactional inbox, each poll's claims, effects and completions are one transaction.
+ * delivery; REDIS_BATCH settles each partition batch at once ({@link KafkaRecordProcessor.Builder#settleInBatches});
+ * POSTGRES_INBOX is the processor's inbox mode ({@link KafkaRecordProcessor.Builder#inbox}): each partition batch's
+ * claims, effects and settle are one transaction.
  *
- * <p>Arguments: the board's file, then {@code key=value}: mode (POSTGRES_INBOX, POSTGRES, REDIS, NAIVE), topic,
- * group, table, namespace, redis (host:port), seed, halt (chance per record of a halt before and after its effect),
+ * <p>Arguments: the board's file, then {@code key=value}: mode (POSTGRES_INBOX, POSTGRES, REDIS, REDIS_BATCH, NAIVE),
+ * topic, group, table, namespace, redis (host:port), seed, halt (chance per record of a halt before and after its effect),
  * haltAfterCompletion (chance per poll of a halt before its commit), and optionally haltBeforeDelivery (a halt
  * before the effect of this process's n-th delivery, counting from 1) and leaseMillis (default 1000: a killed
  * consumer's claims hold its records back for a second).
@@ -53,6 +56,10 @@ public final class ChaosConsumerMain {
         WAITS_AT_START,
         /** Deaths from the Kafka client's own race (see {@link #clientRace}), which end the process like a crash. */
         CLIENT_RACES,
+        /** Effects applied and not settled yet: the records a death now would run again (REDIS_BATCH: a batch's). */
+        UNSETTLED,
+        /** The sum of {@link #UNSETTLED} at each self-halt. */
+        UNSETTLED_AT_HALT,
         ERRORS;
 
         static final int COUNT = values().length;
@@ -75,7 +82,7 @@ public final class ChaosConsumerMain {
     private final double haltAfterCompletion;
     private final long haltBeforeDelivery;
     private final String name;
-    /** The effects' connection (in the inbox, the claims' too); replaced after it broke. */
+    /** The effects' connection outside the inbox; replaced after it broke. */
     private Connection db;
     private volatile boolean dbBroken;
 
@@ -197,7 +204,7 @@ public final class ChaosConsumerMain {
         return switch (mode) {
             case "NAIVE" -> null;
             case "POSTGRES", "POSTGRES_INBOX" -> KafkaTestSupport.postgresStore(namespace);
-            case "REDIS" -> {
+            case "REDIS", "REDIS_BATCH" -> {
                 String[] redis = settings.get("redis").split(":");
                 yield KafkaTestSupport.redisStore(redis[0], Integer.parseInt(redis[1]), namespace);
             }
@@ -205,26 +212,27 @@ public final class ChaosConsumerMain {
         };
     }
 
-    private KafkaRecordProcessor<String, String, Void> processor(KafkaConsumer<String, String> consumer,
+    private KafkaRecordProcessor.Builder<String, String, Void> processor(KafkaConsumer<String, String> consumer,
             DedupStore store) {
-        return KafkaRecordProcessor.builder(consumer, store, ResultCodec.none())
+        KafkaRecordProcessor.Builder<String, String, Void> builder = KafkaRecordProcessor
+                .builder(consumer, store, ResultCodec.none())
                 .lease(Duration.ofMillis(Long.parseLong(settings.getOrDefault("leaseMillis", "1000"))))
                 .retryBackoff(Duration.ofMillis(200))
                 .commitOffsets(false)
                 .deadLetters(letter -> board.add(Slot.DEAD_LETTERS.ordinal(), 1))
-                .onOutcome(this::count)
-                .build();
+                .onOutcome(this::count);
+        return settings.get("mode").equals("REDIS_BATCH") ? builder.settleInBatches() : builder;
     }
 
     /** A store outside the effect's transaction: each effect commits on its own, then its completion is stored. */
     private void dedup(KafkaConsumer<String, String> consumer, DedupStore store) throws Exception {
-        KafkaRecordProcessor<String, String, Void> processor = processor(consumer, store);
+        KafkaRecordProcessor<String, String, Void> processor = processor(consumer, store).build();
         while (true) {
             if (dbBroken) {
                 reconnect();
             }
             PollResult<String, String, Void> result = processor.poll(Duration.ofMillis(200), record -> {
-                apply(record, true);
+                apply(record, db, true);
                 return null;
             });
             commit(consumer, result.offsets());
@@ -232,52 +240,29 @@ public final class ChaosConsumerMain {
     }
 
     /**
-     * The transactional inbox: each poll is one transaction on the consumer's connection, holding the claims, the
-     * effects and the completions; it commits before the offsets, and any failure rolls it all back and reads every
-     * partition of the poll again from its first record.
+     * The processor's inbox mode: each partition batch is one transaction on a pooled connection, holding the
+     * claims, the effects and the settle; it commits before the offsets. A batch rolled back (a failure, PostgreSQL
+     * gone) is read again after the back-off; its records are counted as {@link Slot#ROLLED_BACK}.
      */
     private void inbox(KafkaConsumer<String, String> consumer, PostgresDedupStore store) throws Exception {
-        DedupStore[] view = {store.inTransaction(db)};
-        KafkaRecordProcessor<String, String, Void> processor = processor(consumer, new WatchedStore(() -> view[0]));
-        while (true) {
-            PollResult<String, String, Void> result = processor.poll(Duration.ofMillis(200), record -> {
-                apply(record, false);
-                return null;
-            });
-            boolean intact = result.outcomes().stream().noneMatch(outcome -> outcome.outcome()
-                    instanceof ProcessingOutcome.Failed || outcome.outcome() instanceof ProcessingOutcome.LeaseLost);
-            if (intact) {
-                try {
-                    db.commit();
-                    view[0] = store.inTransaction(db);  // a view is for one transaction
-                    commit(consumer, result.offsets());
-                    continue;
-                } catch (SQLException e) {
-                    if (!serverGone(e)) {
-                        throw e;
-                    }
-                    dbBroken = true;    // the commit's fate is unknown: the claims in it settle that on redelivery
-                }
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(KafkaTestSupport.postgresJdbcUrl());
+        config.setMaximumPoolSize(1);
+        config.setConnectionTimeout(1_000);     // in an outage, back to the poll loop within a second
+        config.setInitializationFailTimeout(-1);
+        try (HikariDataSource pool = new HikariDataSource(config)) {
+            KafkaRecordProcessor<String, String, Void> processor = processor(consumer, store)
+                    .inbox(pool, store::inTransaction).build();
+            while (true) {
+                PollResult<String, String, Void> result = processor.poll(Duration.ofMillis(200),
+                        (record, transaction) -> {
+                            apply(record, transaction, false);
+                            return null;
+                        });
+                board.add(Slot.ROLLED_BACK.ordinal(), result.count(ProcessingOutcome.Failed.class));
+                commit(consumer, result.offsets());
+                board.set(ChaosBoard.PHASE, IDLE);
             }
-            if (dbBroken || !db.isValid(1)) {
-                reconnect();    // the server rolled the open transaction back with the connection
-            } else {
-                db.rollback();
-            }
-            board.add(Slot.ROLLED_BACK.ordinal(), 1);
-            view[0] = store.inTransaction(db);
-            Map<TopicPartition, Long> first = new HashMap<>();
-            for (RecordOutcome<String, String, Void> outcome : result.outcomes()) {
-                ConsumerRecord<String, String> record = outcome.record();
-                first.merge(new TopicPartition(record.topic(), record.partition()), record.offset(), Math::min);
-            }
-            Set<TopicPartition> assigned = consumer.assignment();
-            first.forEach((partition, offset) -> {
-                if (assigned.contains(partition)) {     // a revoked one is read from its last commit by its owner
-                    consumer.seek(partition, offset);
-                }
-            });
-            board.set(ChaosBoard.PHASE, IDLE);
         }
     }
 
@@ -290,7 +275,7 @@ public final class ChaosConsumerMain {
             ConsumerRecords<String, String> records = consumer.poll(Duration.ofMillis(200));
             Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
             for (ConsumerRecord<String, String> record : records) {
-                apply(record, true);
+                apply(record, db, true);
                 offsets.put(new TopicPartition(record.topic(), record.partition()),
                         new OffsetAndMetadata(record.offset() + 1));
             }
@@ -312,8 +297,8 @@ public final class ChaosConsumerMain {
         board.set(ChaosBoard.PHASE, IDLE);
     }
 
-    /** The handler: the effect, with a halt point on each side of it. */
-    private void apply(ConsumerRecord<String, String> record, boolean commit) {
+    /** The handler: the effect on {@code db}, with a halt point on each side of it. */
+    private void apply(ConsumerRecord<String, String> record, Connection db, boolean commit) {
         board.set(ChaosBoard.PHASE, HANDLING);
         board.add(Slot.DELIVERIES.ordinal(), 1);
         haltMaybe(board.get(Slot.DELIVERIES.ordinal()) == haltBeforeDelivery ? 1 : halt, Slot.HALT_BEFORE_EFFECT);
@@ -332,6 +317,7 @@ public final class ChaosConsumerMain {
             board.set(ChaosBoard.PHASE, EFFECT_TO_COMPLETION);
             if (commit) {
                 db.commit();
+                board.add(Slot.UNSETTLED.ordinal(), 1);
             }
         } catch (SQLException e) {
             dbBroken |= serverGone(e);
@@ -349,6 +335,7 @@ public final class ChaosConsumerMain {
                 : outcome instanceof ProcessingOutcome.LeaseLost ? Slot.LEASE_LOST
                 : Slot.ALREADY_FAILED;
         board.add(slot.ordinal(), 1);
+        board.set(Slot.UNSETTLED.ordinal(), 0);     // the listener runs after the settle
         if (!settings.get("mode").equals("POSTGRES_INBOX")) {
             board.set(ChaosBoard.PHASE, HANDLING);
         }
@@ -356,6 +343,7 @@ public final class ChaosConsumerMain {
 
     private void haltMaybe(double chance, Slot point) {
         if (random.nextDouble() < chance) {
+            board.add(Slot.UNSETTLED_AT_HALT.ordinal(), board.get(Slot.UNSETTLED.ordinal()));
             board.add(point.ordinal(), 1);
             Runtime.getRuntime().halt(3);
         }

@@ -67,12 +67,53 @@ class ExampleOnKafkaTest {
     }
 
     @Test
+    @DisplayName("the documented inbox writes each reservation once, in the transaction of its claim")
+    void inboxRuns() throws Exception {
+        String topic = createTopic("reservations-inbox", 1);
+        String group = "example-inbox-" + unique();
+        String table = "kafka_example_" + unique();
+        com.zaxxer.hikari.HikariConfig config = new com.zaxxer.hikari.HikariConfig();
+        config.setJdbcUrl(KafkaTestSupport.postgresJdbcUrl());
+        config.setMaximumPoolSize(1);
+        try (var pool = new com.zaxxer.hikari.HikariDataSource(config);
+                var store = (dev.dedup.store.postgres.PostgresDedupStore) KafkaTestSupport
+                        .postgresStore("kafka-example-" + unique());
+                KafkaProducer<String, String> producer = producer();
+                KafkaConsumer<String, String> consumer = consumer(group, 100)) {
+            try (var db = pool.getConnection(); var statement = db.createStatement()) {
+                statement.execute("CREATE TABLE " + table + " (orders text)");
+            }
+            send(producer, topic, 0, "order-1", "sku-1 x 2");
+            send(producer, topic, 0, "order-1", "sku-1 x 2");
+            send(producer, topic, 0, "order-3", "sku-3 x 1");
+            consumer.subscribe(List.of(topic));
+            var inbox = new dev.dedup.kafka.example.ReserveInbox(consumer, producer, store, pool, table);
+            for (int i = 0; i < 100 && !committed(group, topic).equals(Map.of(0, 3L)); i++) {
+                inbox.pollOnce();
+            }
+
+            List<String> rows = new ArrayList<>();
+            try (var db = pool.getConnection(); var statement = db.createStatement();
+                    var result = statement.executeQuery("SELECT orders FROM " + table + " ORDER BY orders")) {
+                while (result.next()) {
+                    rows.add(result.getString(1));
+                }
+                statement.execute("DROP TABLE " + table);
+            }
+            assertThat(rows).containsExactly("sku-1 x 2", "sku-3 x 1");
+            assertThat(committed(group, topic)).isEqualTo(Map.of(0, 3L));
+            assertThat(dev.dedup.kafka.example.ReserveInbox.batched(consumer, producer, store)).isNotNull();
+        }
+    }
+
+    @Test
     @DisplayName("every Java block of docs/kafka.md is a region of the compiled example, and every region is shown")
     void docShowsTheCompiledExample() throws IOException {
         Path root = Path.of("..");
         String doc = Files.readString(root.resolve("docs/kafka.md"));
         String source = Files.readString(Path.of("src/test/java/dev/dedup/kafka/example/ReservePollLoop.java"))
                 + Files.readString(Path.of("src/test/java/dev/dedup/kafka/example/TransformPipeline.java"))
+                + Files.readString(Path.of("src/test/java/dev/dedup/kafka/example/ReserveInbox.java"))
                 + Files.readString(Path.of("src/test/java/dev/dedup/kafka/spring/KafkaListenerOnKafkaTest.java"));
         List<String> blocks = new ArrayList<>();
         Matcher fence = FENCE.matcher(doc);

@@ -63,8 +63,14 @@ class OffsetsOnKafkaTest {
         return consumer;
     }
 
+    /** How the processor settles: one store call per record here, one per batch in the subclass. */
+    <R> KafkaRecordProcessor.Builder<String, String, R> settling(
+            KafkaRecordProcessor.Builder<String, String, R> builder) {
+        return builder;
+    }
+
     private KafkaRecordProcessor.Builder<String, String, String> processor() {
-        return KafkaRecordProcessor.builder(processorConsumer(consumer), store, ResultCodec.utf8())
+        return settling(KafkaRecordProcessor.builder(processorConsumer(consumer), store, ResultCodec.utf8()))
                 .lease(Duration.ofSeconds(10))
                 .retryBackoff(Duration.ofMillis(100))
                 .deadLetters(deadLetters::add);
@@ -287,7 +293,7 @@ class OffsetsOnKafkaTest {
     @DisplayName("maxAttempts: a store failure before the handler ran is not an attempt")
     void storeFailureIsNotAnAttempt() throws Exception {
         WatchedStore watched = new WatchedStore(store);
-        var processor = KafkaRecordProcessor.builder(consumer, watched, ResultCodec.utf8())
+        var processor = settling(KafkaRecordProcessor.builder(consumer, watched, ResultCodec.utf8()))
                 .retryBackoff(Duration.ofMillis(100))
                 .deadLetters(deadLetters::add)
                 .maxAttempts(2)

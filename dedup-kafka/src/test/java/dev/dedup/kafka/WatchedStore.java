@@ -5,6 +5,7 @@ import dev.dedup.ClaimResult;
 import dev.dedup.DedupStore;
 import dev.dedup.DedupStoreException;
 import dev.dedup.KeyRecord;
+import dev.dedup.Settlement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -116,6 +117,24 @@ public final class WatchedStore implements DedupStore {
     public boolean release(Claim claim) {
         enter("release");
         return delegate.get().release(claim);
+    }
+
+    @Override
+    public List<Boolean> settleAll(List<Settlement> settlements) {
+        enter("settleAll");
+        try {
+            List<Boolean> settled = delegate.get().settleAll(settlements);
+            for (int i = 0; i < settlements.size(); i++) {
+                if (settlements.get(i).kind() == Settlement.Kind.COMPLETE && !settled.get(i)) {
+                    unstoredCompletions.incrementAndGet();
+                }
+            }
+            return settled;
+        } catch (RuntimeException e) {
+            unstoredCompletions.addAndGet((int) settlements.stream()
+                    .filter(settlement -> settlement.kind() == Settlement.Kind.COMPLETE).count());
+            throw e;
+        }
     }
 
     @Override

@@ -93,19 +93,23 @@ class ReportTest {
     void kafkaSectionShowsRecordsPerSecondAndTheThreeTargets() {
         List<KafkaMeasurement> kafka = List.of(
                 new KafkaMeasurement("no-dedup", 100_000, 5_000, 200),
-                new KafkaMeasurement("adapter-redis", 60_000, Double.NaN, 120),
+                new KafkaMeasurement("batch-redis", 60_000, Double.NaN, 120),
+                new KafkaMeasurement("adapter-redis", 15_000, Double.NaN, 30),
                 new KafkaMeasurement("per-record-redis", 10_000, Double.NaN, 20),
-                new KafkaMeasurement("adapter-postgres", 20_000, Double.NaN, 40),
+                new KafkaMeasurement("batch-postgres", 20_000, Double.NaN, 40),
+                new KafkaMeasurement("inbox-postgres", 30_000, Double.NaN, 60),
                 new KafkaMeasurement("per-record-postgres", 5_000, Double.NaN, 10));
 
         String md = KafkaReport.render(kafka, false);
 
         assertThat(md).contains("| no dedup: poll, handler, commitSync | 100,000 ± 5,000 | 500 | 1.00 |");
-        assertThat(md).contains("| adapter (claimAll per poll), Redis | 60,000 | 500 | 0.60 |");
-        assertThat(md).contains("| adapter with Redis >= 0.5x the no-dedup loop | 0.600x | met |");
-        assertThat(md).contains("| adapter with PostgreSQL >= 0.25x the no-dedup loop | 0.200x | **missed** |");
-        assertThat(md).contains("| claimAll per poll >= 5x one claim per record, Redis | 6.0x | met |");
-        assertThat(md).contains("| claimAll per poll >= 5x one claim per record, PostgreSQL | 4.0x | **missed** |");
+        assertThat(md).contains("| batch mode (claimAll and settleAll per poll), Redis | 60,000 | 500 | 0.60 |");
+        assertThat(md).contains("| adapter (claimAll per poll), Redis | 15,000 | 500 | 0.15 |");
+        assertThat(md).contains("| batch mode with Redis >= 0.5x the no-dedup loop | 0.600x | met |");
+        assertThat(md).contains("| batch mode with PostgreSQL >= 0.25x the no-dedup loop | 0.200x | **missed** |");
+        assertThat(md).contains("| inbox with PostgreSQL >= 0.25x the no-dedup loop | 0.300x | met |");
+        assertThat(md).contains("| batch mode >= 5x one claim per record, Redis | 6.0x | met |");
+        assertThat(md).contains("| batch mode >= 5x one claim per record, PostgreSQL | 4.0x | **missed** |");
         assertThat(KafkaReport.render(List.of(), false)).isEmpty();
     }
 

@@ -41,10 +41,11 @@ import javax.sql.DataSource;
  */
 public final class PostgresDedupStore extends AbstractDedupStore {
     /**
-     * How many claim statements one store sends at once before later claims wait to go out together: enough that
-     * a few concurrent callers never wait, few enough that sixteen share statements (and commits).
+     * How many claim statements one store sends at once before later claims wait to go out together. Fewer means
+     * larger batches: on 2 cores at 16 threads, 1 to 4 all beat the raw insert and 8 fell behind it (short JMH runs,
+     * PeerBenchmark); 2 lets a pair of callers claim without waiting.
      */
-    private static final int CLAIM_STATEMENTS_IN_FLIGHT = 4;
+    private static final int CLAIM_STATEMENTS_IN_FLIGHT = 2;
     /**
      * The SQL of every operation, built once per table: one set for pooled connections, where a lapsed lease ends
      * the claim, and one for the {@link #inTransaction} views, where it cannot (see {@link PostgresTable#complete}).

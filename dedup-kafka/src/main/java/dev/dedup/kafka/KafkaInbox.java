@@ -16,16 +16,18 @@ import javax.sql.DataSource;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 /**
- * The inbox mode of {@link KafkaRecordProcessor}: one database transaction per partition batch holds the batch's
- * claims, the handler's writes and the settle, and commits before the offsets. A handler failure rolls the whole
- * batch back (its keys with it) and the batch runs again one record per transaction, so the failure is retried or
- * kept for its record alone and the records before it commit.
+ * The transactional inbox of one partition batch, as the inbox modes of {@link KafkaRecordProcessor} and of
+ * {@code dev.dedup.kafka.spring.IdempotentBatchListener} run it: one database transaction holds the batch's claims,
+ * the handler's writes and the settle, and commits before the offsets. A handler failure rolls the whole batch back
+ * (its keys with it) and the batch runs again one record per transaction, so the failure is retried or kept for its
+ * record alone and the records before it commit. Applications use those two entry points, not this class. Holds no
+ * state between batches, so one serves several consumer threads.
  *
  * @param <K> the record key type
  * @param <V> the record value type
  * @param <R> the handler's result type
  */
-final class KafkaInbox<K, V, R> {
+public final class KafkaInbox<K, V, R> {
     private final DataSource dataSource;
     private final Function<Connection, DedupStore> views;
     private final IdempotentConsumer<ConsumerRecord<K, V>, R> idempotent;
@@ -42,8 +44,37 @@ final class KafkaInbox<K, V, R> {
         this.attempts = attempts;
     }
 
-    /** Runs one partition batch; its outcomes are committed in the database when this returns. */
-    List<ProcessingOutcome<R>> walk(List<ConsumerRecord<K, V>> batch, InboxHandler<K, V, R> handler) {
+    /**
+     * An inbox without an attempt limit: each handler failure is retried or kept as {@code idempotent}'s
+     * {@code keepKeyOn} says, and the caller's retries (such as a container's error handler) bound them.
+     *
+     * @param <K> the record key type
+     * @param <V> the record value type
+     * @param <R> the handler's result type
+     * @param dataSource where each batch's connection comes from (a pool); closed after the batch
+     * @param views the store bound to a connection's open transaction, such as {@code store::inTransaction} of a
+     *     {@code PostgresDedupStore}
+     * @param idempotent the settings each transaction's consumer is made from
+     *     ({@link IdempotentConsumer#inTransaction})
+     * @param keys the key of a record, as {@code idempotent} finds it
+     * @return the inbox
+     */
+    public static <K, V, R> KafkaInbox<K, V, R> of(DataSource dataSource, Function<Connection, DedupStore> views,
+            IdempotentConsumer<ConsumerRecord<K, V>, R> idempotent, RecordKeys<K, V> keys) {
+        return new KafkaInbox<>(Objects.requireNonNull(dataSource, "dataSource"), Objects.requireNonNull(views,
+                "views"), Objects.requireNonNull(idempotent, "idempotent"), Objects.requireNonNull(keys, "keys"),
+                new AttemptLimit<>(AttemptLimit.UNLIMITED));
+    }
+
+    /**
+     * Runs one partition batch; its outcomes are committed in the database when this returns.
+     *
+     * @param batch one partition's records, in offset order
+     * @param handler the database work for one record, through the transaction's connection
+     * @return one outcome per record walked, in order, as {@link IdempotentConsumer#processInOrder} returns them:
+     *     fewer than the records when the walk stopped at one that must come again
+     */
+    public List<ProcessingOutcome<R>> walk(List<ConsumerRecord<K, V>> batch, InboxHandler<K, V, R> handler) {
         try (Connection connection = dataSource.getConnection()) {
             connection.setAutoCommit(false);
             try {

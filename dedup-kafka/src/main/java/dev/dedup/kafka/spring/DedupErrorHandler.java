@@ -16,7 +16,8 @@ import org.springframework.util.backoff.ExponentialBackOff;
 import org.springframework.util.backoff.FixedBackOff;
 
 /**
- * The container error handler that {@link IdempotentRecordListener} needs:
+ * The container error handler that {@link IdempotentRecordListener} and {@link IdempotentBatchListener} need (the
+ * latter reports its record with a {@code BatchListenerFailedException} whose cause is classified as below):
  *
  * <pre>{@code
  * var recoverer = new DeadLetterPublishingRecoverer(template);      // to <topic>-dlt, same partition

@@ -1,18 +1,13 @@
 package dev.dedup.kafka.spring;
 
-import dev.dedup.DedupLimits;
+import dev.dedup.DedupException;
 import dev.dedup.DedupStore;
 import dev.dedup.IdempotentConsumer;
 import dev.dedup.MessageHandler;
 import dev.dedup.ProcessingOutcome;
 import dev.dedup.ResultCodec;
-import dev.dedup.kafka.DeadLetter;
 import dev.dedup.kafka.RecordKeys;
-import java.time.Duration;
 import java.util.Objects;
-import java.util.function.Consumer;
-import java.util.function.Function;
-import java.util.function.Predicate;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.springframework.kafka.listener.MessageListener;
 
@@ -61,22 +56,7 @@ public final class IdempotentRecordListener<K, V, R> implements MessageListener<
     private final MessageHandler<? super ConsumerRecord<K, V>, ? extends R> handler;
 
     private IdempotentRecordListener(Builder<K, V, R> builder) {
-        RecordKeys<K, V> keys = builder.keys;
-        IdempotentConsumer.Builder<ConsumerRecord<K, V>, R> settings = IdempotentConsumer
-                .<ConsumerRecord<K, V>, R>builder(builder.store, keys::keyOf, builder.codec)
-                .lease(builder.lease)
-                .retention(builder.retention)
-                .keepKeyOn(builder.keepKeyOn);
-        if (builder.fingerprint != null) {
-            settings.fingerprint(builder.fingerprint);
-        }
-        if (builder.describeFailure != null) {
-            settings.failureDescription(builder.describeFailure);
-        }
-        if (builder.outcomeListener != null) {
-            settings.onOutcome(builder.outcomeListener);
-        }
-        this.consumer = settings.build();
+        this.consumer = builder.consumer();
         this.handler = builder.handler;
     }
 
@@ -129,31 +109,9 @@ public final class IdempotentRecordListener<K, V, R> implements MessageListener<
             handlerRan[0] = true;
             return handler.handle(claimed);
         });
-        String where = RecordKeys.where(record);
-        if (outcome instanceof ProcessingOutcome.InProgressElsewhere<R> held) {
-            throw new KeyInProgressException(where, held.key(), held.leaseExpiresAt());
-        }
-        if (outcome instanceof ProcessingOutcome.AlreadyFailed<R> failed) {
-            throw new DeadLetterRecordException(where, DeadLetter.Reason.ALREADY_FAILED, failed.key(),
-                    failed.error().orElse(null), null);
-        }
-        if (outcome instanceof ProcessingOutcome.KeyReused<R> reused) {
-            throw new DeadLetterRecordException(where, DeadLetter.Reason.KEY_REUSED, reused.key(),
-                    "key " + reused.key() + " is held by a record with another payload fingerprint", null);
-        }
-        if (outcome instanceof ProcessingOutcome.Failed<R> failed) {
-            if (failed.key() == null) {
-                throw new DeadLetterRecordException(where, DeadLetter.Reason.NO_KEY, null,
-                        String.valueOf(failed.cause().getMessage()), failed.cause());
-            }
-            if (failed.keyKept()) {
-                throw new DeadLetterRecordException(where, DeadLetter.Reason.FAILED, failed.key(),
-                        String.valueOf(failed.cause()), failed.cause());
-            }
-            if (!handlerRan[0]) {
-                throw new StoreUnavailableException(where, failed.key(), failed.cause());
-            }
-            throw new RecordFailedException(where, failed.key(), failed.cause());
+        DedupException failure = ListenerFailures.of(record, outcome, handlerRan[0]);
+        if (failure != null) {
+            throw failure;
         }
         return outcome;     // Processed, AlreadyProcessed or LeaseLost: the work is done
     }
@@ -165,106 +123,13 @@ public final class IdempotentRecordListener<K, V, R> implements MessageListener<
      * @param <V> the record value type
      * @param <R> the handler's result type
      */
-    public static final class Builder<K, V, R> {
-        private final DedupStore store;
-        private final ResultCodec<R> codec;
+    public static final class Builder<K, V, R> extends ListenerSettings<K, V, R, Builder<K, V, R>> {
         private final MessageHandler<? super ConsumerRecord<K, V>, ? extends R> handler;
-        private RecordKeys<K, V> keys = RecordKeys.header();
-        private Duration lease = Duration.ofSeconds(30);
-        private Duration retention = Duration.ofDays(1);
-        private Predicate<? super Exception> keepKeyOn = failure -> false;
-        private Function<? super Exception, String> describeFailure;
-        private Function<? super ConsumerRecord<K, V>, byte[]> fingerprint;
-        private Consumer<? super ProcessingOutcome<?>> outcomeListener;
 
         private Builder(DedupStore store, ResultCodec<R> codec,
                 MessageHandler<? super ConsumerRecord<K, V>, ? extends R> handler) {
-            this.store = Objects.requireNonNull(store, "store");
-            this.codec = Objects.requireNonNull(codec, "codec");
+            super(store, codec);
             this.handler = Objects.requireNonNull(handler, "handler");
-        }
-
-        /**
-         * Where each record's key comes from (default: the {@value RecordKeys#DEFAULT_HEADER} header).
-         *
-         * @param keys the key of a record
-         * @return this builder
-         */
-        public Builder<K, V, R> keys(RecordKeys<K, V> keys) {
-            this.keys = Objects.requireNonNull(keys, "keys");
-            return this;
-        }
-
-        /**
-         * How long a claim holds before another consumer may take over (default 30 s); heartbeats renew it.
-         *
-         * @param lease longer than the slowest handler
-         * @return this builder
-         */
-        public Builder<K, V, R> lease(Duration lease) {
-            this.lease = DedupLimits.checkDuration("lease", lease);
-            return this;
-        }
-
-        /**
-         * How long a completed key is remembered (default 1 day): longer than the longest replay of the topic.
-         *
-         * @param retention longer than any redelivery or replay
-         * @return this builder
-         */
-        public Builder<K, V, R> retention(Duration retention) {
-            this.retention = DedupLimits.checkDuration("retention", retention);
-            return this;
-        }
-
-        /**
-         * Failures that retrying cannot fix: their key is stored as failed and the record is dead-lettered
-         * ({@link DeadLetterRecordException}). Every other handler failure is retried ({@link RecordFailedException}).
-         *
-         * @param nonRetryable true for a failure that a retry cannot fix
-         * @return this builder
-         */
-        public Builder<K, V, R> keepKeyOn(Predicate<? super Exception> nonRetryable) {
-            this.keepKeyOn = Objects.requireNonNull(nonRetryable, "nonRetryable");
-            return this;
-        }
-
-        /**
-         * Stores a fingerprint of each record's payload with its key (default: none), so another record that reuses
-         * a live key with a different payload is dead-lettered ({@link DeadLetterRecordException} with
-         * {@link DeadLetter.Reason#KEY_REUSED}) instead of being taken for a redelivery; see
-         * {@link IdempotentConsumer.Builder#fingerprint}.
-         *
-         * @param fingerprint maps a record to 1 to {@link dev.dedup.DedupLimits#MAX_FINGERPRINT_BYTES} bytes (such as
-         *     the SHA-256 of its value), or to null for none
-         * @return this builder
-         */
-        public Builder<K, V, R> fingerprint(Function<? super ConsumerRecord<K, V>, byte[]> fingerprint) {
-            this.fingerprint = Objects.requireNonNull(fingerprint, "fingerprint");
-            return this;
-        }
-
-        /**
-         * What a kept failure stores for its redeliveries (default: the exception's class and message).
-         *
-         * @param describe the stored description of a failure, or null for none
-         * @return this builder
-         */
-        public Builder<K, V, R> failureDescription(Function<? super Exception, String> describe) {
-            this.describeFailure = Objects.requireNonNull(describe, "describe");
-            return this;
-        }
-
-        /**
-         * Called with every record's outcome, on the consumer thread, after its store calls: for metrics (see
-         * dedup-micrometer) or logging. An exception it throws is logged and changes nothing.
-         *
-         * @param listener takes each outcome
-         * @return this builder
-         */
-        public Builder<K, V, R> onOutcome(Consumer<? super ProcessingOutcome<?>> listener) {
-            this.outcomeListener = Objects.requireNonNull(listener, "listener");
-            return this;
         }
 
         /**

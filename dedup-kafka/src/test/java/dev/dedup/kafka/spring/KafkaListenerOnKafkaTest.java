@@ -13,17 +13,12 @@ import dev.dedup.kafka.RecordKeys;
 import dev.dedup.kafka.WatchedStore;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -352,20 +347,7 @@ class KafkaListenerOnKafkaTest {
     @Test
     @DisplayName("every kafka-doc region of this test is a Java block of docs/kafka.md")
     void docShowsTheCompiledWiring() throws IOException {
-        String doc = Files.readString(Path.of("..", "docs", "kafka.md"));
-        String source = Files.readString(Path.of("src/test/java/dev/dedup/kafka/spring/KafkaListenerOnKafkaTest.java"));
-        List<String> blocks = new ArrayList<>();
-        Matcher fence = Pattern.compile("(?ms)^```java\\n(.*?)^```$").matcher(doc);
-        while (fence.find()) {
-            blocks.add(fence.group(1).stripTrailing());
-        }
-        List<String> regions = new ArrayList<>();
-        Matcher region = Pattern.compile("(?ms)^[ \\t]*// kafka-doc:([\\w-]+)\\n(.*?)^[ \\t]*// end$").matcher(source);
-        while (region.find()) {
-            regions.add(region.group(2).stripTrailing().stripIndent());
-        }
-        assertThat(regions).hasSize(3);
-        assertThat(regions).as("regions shown in docs/kafka.md").allSatisfy(r -> assertThat(blocks).contains(r));
+        assertThat(SpringKafkaFixture.docRegionsMissing("KafkaListenerOnKafkaTest.java", 3)).isEmpty();
     }
 
     private static IdempotentRecordListener<String, String, Void> listener(DedupStore store,

@@ -4,7 +4,10 @@ import dev.dedup.DedupStore;
 import dev.dedup.DedupStores;
 import dev.dedup.kafka.RecordKeys;
 import dev.dedup.tck.TestServers;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -12,6 +15,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -121,6 +126,30 @@ final class SpringKafkaFixture implements AutoCloseable {
     /** A condition that may throw, such as one that asks the broker. */
     interface Check {
         boolean holds() throws Exception;
+    }
+
+    /**
+     * The {@code // kafka-doc:name} ... {@code // end} regions of a test of this package that are not a Java block of
+     * docs/kafka.md, after checking the file has {@code expected} regions.
+     */
+    static List<String> docRegionsMissing(String testFile, int expected) throws IOException {
+        String doc = Files.readString(Path.of("..", "docs", "kafka.md"));
+        String source = Files.readString(Path.of("src/test/java/dev/dedup/kafka/spring", testFile));
+        List<String> blocks = new ArrayList<>();
+        Matcher fence = Pattern.compile("(?ms)^```java\\n(.*?)^```$").matcher(doc);
+        while (fence.find()) {
+            blocks.add(fence.group(1).stripTrailing());
+        }
+        List<String> regions = new ArrayList<>();
+        Matcher region = Pattern.compile("(?ms)^[ \\t]*// kafka-doc:([\\w-]+)\\n(.*?)^[ \\t]*// end$").matcher(source);
+        while (region.find()) {
+            regions.add(region.group(2).stripTrailing().stripIndent());
+        }
+        if (regions.size() != expected) {
+            throw new AssertionError(testFile + " has " + regions.size() + " kafka-doc regions, not " + expected);
+        }
+        regions.removeAll(blocks);
+        return regions;
     }
 
     private Admin admin() {

@@ -55,8 +55,9 @@ import org.springframework.kafka.listener.BatchMessageListener;
  * commits the offsets of the records before it in the list, retries that record after the back-off its cause is
  * classified with (or hands it at once to the recoverer, for a dead letter, and commits past it), and seeks back to
  * the records after it: those that ran here come again as {@code AlreadyProcessed}, and a partition's records after
- * its first that must come again were not run. Any other exception (an {@link Error} from a handler) has the error
- * handler retry the whole batch.
+ * its first that must come again were not run. An {@link Error} from a handler is reported the same way, against
+ * its record (what ran before it is settled, the rest released), so that record alone is retried and then
+ * recovered.
  *
  * <p>Thread-safe: one listener serves every consumer thread of a concurrent container.
  *
@@ -153,7 +154,14 @@ public final class IdempotentBatchListener<K, V, R> implements BatchMessageListe
         Map<ConsumerRecord<K, V>, DedupException> failures = new IdentityHashMap<>();
         Set<ConsumerRecord<K, V>> handlerRan = Collections.newSetFromMap(new IdentityHashMap<>());
         for (List<ConsumerRecord<K, V>> partition : byPartition(records)) {
-            List<ProcessingOutcome<R>> outcomes = walk.run(partition, handlerRan);
+            List<ProcessingOutcome<R>> outcomes;
+            try {
+                outcomes = walk.run(partition, handlerRan);
+            } catch (VirtualMachineError e) {
+                throw e;        // out of memory, a stack overflow: the JVM's, not the record's
+            } catch (Error e) {
+                throw failedAt(records, failures, culprit(partition, handlerRan), e);
+            }
             for (int i = 0; i < outcomes.size(); i++) {
                 ConsumerRecord<K, V> record = partition.get(i);
                 DedupException failure = ListenerFailures.of(record, outcomes.get(i), handlerRan.contains(record));
@@ -169,6 +177,39 @@ public final class IdempotentBatchListener<K, V, R> implements BatchMessageListe
                 throw new BatchListenerFailedException(failure.getMessage(), failure, record);
             }
         }
+    }
+
+    /**
+     * An {@link Error} out of a handler, the walk having settled what ran and released the rest: reported against
+     * the record that threw it, so the error handler retries and recovers that record alone, as a record listener's
+     * would, and not the whole batch (whose fallback would send records that never ran to the dead letters). A
+     * failure met earlier in the list comes first: the error handler commits every record before the one reported.
+     */
+    private static <K, V> BatchListenerFailedException failedAt(List<ConsumerRecord<K, V>> records,
+            Map<ConsumerRecord<K, V>, DedupException> failures, ConsumerRecord<K, V> culprit, Error error) {
+        for (ConsumerRecord<K, V> record : records) {
+            if (record == culprit) {
+                break;
+            }
+            DedupException failure = failures.get(record);
+            if (failure != null) {
+                return new BatchListenerFailedException(failure.getMessage(), failure, record);
+            }
+        }
+        return new BatchListenerFailedException("the handler of " + RecordKeys.where(culprit) + " threw " + error,
+                error, culprit);
+    }
+
+    /** The record whose handler threw: the last of the partition whose handler ran, or its first when none did. */
+    private static <K, V> ConsumerRecord<K, V> culprit(List<ConsumerRecord<K, V>> partition,
+            Set<ConsumerRecord<K, V>> handlerRan) {
+        ConsumerRecord<K, V> last = partition.get(0);
+        for (ConsumerRecord<K, V> record : partition) {
+            if (handlerRan.contains(record)) {
+                last = record;
+            }
+        }
+        return last;
     }
 
     /** The records of each partition, in the list's order, partitions in the order they first appear. */

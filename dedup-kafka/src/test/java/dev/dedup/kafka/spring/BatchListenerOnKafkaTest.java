@@ -227,6 +227,37 @@ class BatchListenerOnKafkaTest {
         }
     }
 
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(Mode.class)
+    @DisplayName("an Error from one record's handler: that record alone is retried and dead-lettered; the records"
+            + " after it still run once")
+    void anErrorIsReportedAgainstItsRecord(Mode mode) throws Exception {
+        Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
+        try (SpringKafkaFixture kafka = new SpringKafkaFixture("spring-batch-error");
+                DedupStore store = SpringKafkaFixture.store("postgres")) {
+            for (String id : List.of("m0", "poison", "m2", "m3")) {
+                kafka.send(id, id);
+            }
+            var dedup = listener(mode, store, record -> {
+                runs.computeIfAbsent(record.value(), v -> new AtomicInteger()).incrementAndGet();
+                if (record.value().equals("poison")) {
+                    throw new AssertionError("a broken invariant in the handler");
+                }
+                return null;
+            });
+            try (AnnotationConfigApplicationContext context = start(kafka, dedup, new CopyOnWriteArrayList<>())) {
+                await("every record committed", () -> kafka.committed() == 4);
+            }
+            List<ConsumerRecord<String, String>> letters = kafka.deadLetters(Duration.ofSeconds(1));
+            assertThat(letters).as("dead letters").extracting(ConsumerRecord::value).containsExactly("poison");
+            assertThat(runs.get("poison")).as("the first run and the error handler's 4 retries").hasValue(5);
+            assertThat(runs).as("the records after it ran, once each").containsKeys("m0", "m2", "m3");
+            for (String value : List.of("m0", "m2", "m3")) {
+                assertThat(runs.get(value)).as(value).hasValue(1);
+            }
+        }
+    }
+
     /** The inbox test's effect: a row per record, through the batch's transaction; fails on m2 twice. */
     static final class Reservations {
         final String table = "spring_batch_inbox_" + SpringKafkaFixture.unique();

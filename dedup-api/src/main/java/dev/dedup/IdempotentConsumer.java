@@ -573,7 +573,8 @@ public final class IdempotentConsumer<M, R> {
         /**
          * Runs the handler under a won claim, whose heartbeat goes on until the settle.
          *
-         * @return true when the walk stops here: the handler failed and the failure is not kept
+         * @return true when the walk stops here: the handler failed and the failure is not kept (a kept failure is
+         *     settled at once, one more round trip, so that a failure the store did not keep stops it too)
          */
         boolean run(Started started, M message, MessageHandler<? super M, ? extends R> handler) {
             Claim claim = started.claim;
@@ -586,9 +587,16 @@ public final class IdempotentConsumer<M, R> {
                 }
                 Settlement settlement = isNonRetryable(e)
                         ? Settlement.fail(claim, retention, describe(e)) : Settlement.release(claim);
-                waiting.put(claim.key(), new Ran(outcomes.size(), started, settlement, null, e));
+                int position = outcomes.size();
+                waiting.put(claim.key(), new Ran(position, started, settlement, null, e));
                 outcomes.add(null);
-                return settlement.kind() == Settlement.Kind.RELEASE;
+                if (settlement.kind() == Settlement.Kind.RELEASE) {
+                    return true;
+                }
+                // A kept failure is final only once stored: settle now, and stop here if it was not, as
+                // processInOrder would, rather than run later messages past a message that must come again.
+                now(List.of());
+                return mustRedeliver(outcomes.get(position));
             } catch (Error e) {
                 waiting.put(claim.key(), new Ran(-1, started, Settlement.release(claim), null, null));
                 throw e;

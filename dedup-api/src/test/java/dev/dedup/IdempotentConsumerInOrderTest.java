@@ -148,8 +148,8 @@ class IdempotentConsumerInOrderTest {
     }
 
     @Test
-    @DisplayName("settling once: a kept failure is stored as failed and the walk goes on; a retryable one stops it,"
-            + " and its claim and the unused ones are released in the same settle")
+    @DisplayName("settling once: a kept failure is stored as failed at once and the walk goes on; a retryable one"
+            + " stops it, and its claim and the unused ones are released in the batch's settle")
     void settlingOnceKeepsTheOutcomeRules() {
         var outcomes = consumer().processInOrderSettlingOnce(messages("a:reject", "b", "c:retry", "d"),
                 this::handle);
@@ -161,11 +161,30 @@ class IdempotentConsumerInOrderTest {
         assertThat(outcomes.get(2)).isInstanceOfSatisfying(ProcessingOutcome.Failed.class,
                 failed -> assertThat(failed.keyKept()).isFalse());
         assertThat(handled).containsExactly("a", "b", "c");
-        assertThat(store.calls).containsOnly(Map.entry("claimAll", 1), Map.entry("settleAll", 1));
+        assertThat(store.calls).as("the kept failure's settle, then the batch's")
+                .containsOnly(Map.entry("claimAll", 1), Map.entry("settleAll", 2));
         assertThat(store.claim("a", Duration.ofSeconds(30))).isInstanceOfSatisfying(Duplicate.class,
                 duplicate -> assertThat(duplicate.state()).isEqualTo(RecordState.FAILED));
         assertThat(store.claim("c", Duration.ofSeconds(30)).isClaimed()).as("c was released").isTrue();
         assertThat(store.claim("d", Duration.ofSeconds(30)).isClaimed()).as("d was released").isTrue();
+    }
+
+    @Test
+    @DisplayName("settling once: a kept failure the store did not keep (its key was forgotten mid-handler) stops the"
+            + " walk there, as processInOrder does: nothing after it runs")
+    void settlingOnceStopsAtAFailureTheStoreDidNotKeep() {
+        var outcomes = consumer().processInOrderSettlingOnce(messages("a:reject", "b"), message -> {
+            if (message.id().equals("a")) {
+                store.forget("a");   // an operator freed the key while its handler ran: the fail is refused
+            }
+            return handle(message);
+        });
+
+        assertThat(outcomes).hasSize(1);
+        assertThat(outcomes.get(0)).isInstanceOfSatisfying(ProcessingOutcome.Failed.class,
+                failed -> assertThat(failed.keyKept()).isFalse());
+        assertThat(handled).as("b never ran past a message that must come again").containsExactly("a");
+        assertThat(store.claim("b", Duration.ofSeconds(30)).isClaimed()).as("b's claim was released").isTrue();
     }
 
     @Test

@@ -97,6 +97,9 @@ final class MongoSettleBatch {
             answers.add(applied);
             if (applied) {
                 proven++;
+            } else if (retried && document == null && settlements.get(i).kind() == Settlement.Kind.RELEASE) {
+                // As a single release's resend: the key is free and nobody else's record was touched.
+                answers.set(i, true);
             } else if (document == null || !settlements.get(i).claim().owner().equals(owner(document))) {
                 unknown.add(i); // written, then deleted or claimed afresh before the read? Or never written?
             }

@@ -42,6 +42,8 @@ final class ClaimCoalescer {
         final Duration lease;
         final byte[] fingerprint;
         private final Thread caller = Thread.currentThread();
+        /** Set when a leader drains it: from then on only that leader's batch answers it. */
+        private volatile boolean taken;
         private volatile ClaimResult result;
         private volatile RuntimeException failure;
 
@@ -74,34 +76,50 @@ final class ClaimCoalescer {
 
     private final Semaphore leaders;
     private final Batch batch;
+    private final String namespace;
+    private final long timeoutNanos;
     private final ConcurrentLinkedQueue<Request> waiting = new ConcurrentLinkedQueue<>();
 
     /**
      * @param leaders how many claim statements may be in flight at once, at least 1
      * @param batch what runs a batch
+     * @param namespace the store's namespace, for the error of a claim that found no slot in time
+     * @param timeout the store's timeout: the longest a claim waits for a slot before failing, retryably
      */
-    ClaimCoalescer(int leaders, Batch batch) {
+    ClaimCoalescer(int leaders, Batch batch, String namespace, Duration timeout) {
         this.leaders = new Semaphore(leaders);
         this.batch = batch;
+        this.namespace = namespace;
+        this.timeoutNanos = timeout.toNanos();
     }
 
-    /** Claims alone when a slot is free, else together with the claims waiting when a slot frees up. */
+    /**
+     * Claims alone when a slot is free, else together with the claims waiting when a slot frees up. A claim that no
+     * batch took within the store's timeout (the statements in flight are stalled) fails as a claim on a stalled
+     * server would, retryably; one a batch took waits for that batch's answer, bounded by the timeout of its
+     * statement, rather than leave a claim nobody would give back.
+     */
     ClaimResult claim(Request mine) {
+        long deadline = System.nanoTime() + timeoutNanos;
         waiting.add(mine);
         boolean interrupted = false;
         try {
             while (!mine.answered()) {
-                if (leaders.tryAcquire()) {
+                if (!mine.taken && leaders.tryAcquire()) {
+                    // A leader's interrupt must not fail the other callers' claims in its batch.
+                    interrupted |= Thread.interrupted();
                     try {
                         lead();
                     } finally {
                         leaders.release();
                         wakeOldestWaiter();
                     }
+                } else if (!mine.taken && System.nanoTime() - deadline > 0 && waiting.remove(mine)) {
+                    throw new DedupStoreException("PostgreSQL dedup store (namespace '" + namespace + "'): claim of"
+                            + " key '" + mine.key + "' found no free statement within the store's timeout ("
+                            + Duration.ofNanos(timeoutNanos) + "); the statements in flight are stalled", null, true);
                 } else {
                     LockSupport.parkNanos(this, RECHECK_NANOS);
-                    // The claim may already be out in another caller's batch: wait for its answer, whose statement
-                    // is bounded by the store's timeout, rather than leave a claim nobody would give back.
                     interrupted |= Thread.interrupted();
                 }
             }
@@ -124,6 +142,7 @@ final class ClaimCoalescer {
         Map<String, List<Request>> byKey = new LinkedHashMap<>();
         Request next;
         for (int taken = 0; taken < DedupLimits.MAX_BATCH_KEYS && (next = waiting.poll()) != null; taken++) {
+            next.taken = true;
             byKey.computeIfAbsent(next.key, key -> new ArrayList<>(1)).add(next);
         }
         if (byKey.isEmpty()) {

@@ -96,7 +96,7 @@ public final class PostgresDedupStore extends AbstractDedupStore {
                             List<ClaimCoalescer.Request> requests) {
                         return claimEach(requests);
                     }
-                });
+                }, namespace, timeout);
     }
 
     /**

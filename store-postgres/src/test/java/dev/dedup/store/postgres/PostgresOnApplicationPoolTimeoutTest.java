@@ -10,7 +10,13 @@ import dev.dedup.DedupStoreException;
 import dev.dedup.tck.FaultProxy;
 import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -91,6 +97,32 @@ class PostgresOnApplicationPoolTimeoutTest {
 
         proxy.heal();
         proxy.cutConnections();   // the held replies would reach no one now
+        assertServesAgain(store);
+    }
+
+    @Test
+    @DisplayName("replies held while 8 callers claim at once: every claim, sent or waiting to go out together,"
+            + " fails within the timeout's bound")
+    void concurrentClaimsWhoseRepliesStop() throws Exception {
+        DedupStore store = store(applicationPool());
+        assertThat(store.claim(key(), LEASE)).isInstanceOf(Claim.class);
+
+        proxy.delayReplies(Duration.ofSeconds(30));
+        ExecutorService callers = Executors.newFixedThreadPool(8);
+        try {
+            List<Future<?>> calls = new ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                calls.add(callers.submit(() -> assertFailsWithinTheBound(store)));
+            }
+            for (Future<?> call : calls) {
+                call.get(30, TimeUnit.SECONDS);
+            }
+        } finally {
+            callers.shutdownNow();
+        }
+
+        proxy.heal();
+        proxy.cutConnections();
         assertServesAgain(store);
     }
 

@@ -363,7 +363,8 @@ public final class IdempotentConsumer<M, R> {
      * again, and a message's outcome ({@code Processed}, {@code LeaseLost}, {@code Failed} with its key kept or not)
      * is what the settle answered for its claim. The claims of messages that ran are heartbeated until the settle, so
      * none lapses while later messages run. A key that appears again in the batch after a message that ran under it
-     * has the settlements so far sent first (one more round trip), and then is claimed on its own. An {@link Error}
+     * has the settlements so far sent first (one more round trip), and then is claimed on its own; so does a kept
+     * failure, which is final only once stored (if the store refuses it, the walk stops there). An {@link Error}
      * from the handler settles what ran, releases the rest, and is rethrown. The outcomes are handed to the
      * {@link Builder#onOutcome} listener after the settle.
      *

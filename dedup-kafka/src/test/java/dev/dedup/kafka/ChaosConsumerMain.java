@@ -316,8 +316,9 @@ public final class ChaosConsumerMain {
             // From here the effect may have happened: a death before the completion is stored may double it.
             board.set(ChaosBoard.PHASE, EFFECT_TO_COMPLETION);
             if (commit) {
-                db.commit();
+                // Counted before the commit: a death between the two must not hide an effect that may be in.
                 board.add(Slot.UNSETTLED.ordinal(), 1);
+                db.commit();
             }
         } catch (SQLException e) {
             dbBroken |= serverGone(e);

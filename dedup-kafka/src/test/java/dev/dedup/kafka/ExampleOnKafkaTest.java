@@ -114,7 +114,8 @@ class ExampleOnKafkaTest {
         String source = Files.readString(Path.of("src/test/java/dev/dedup/kafka/example/ReservePollLoop.java"))
                 + Files.readString(Path.of("src/test/java/dev/dedup/kafka/example/TransformPipeline.java"))
                 + Files.readString(Path.of("src/test/java/dev/dedup/kafka/example/ReserveInbox.java"))
-                + Files.readString(Path.of("src/test/java/dev/dedup/kafka/spring/KafkaListenerOnKafkaTest.java"));
+                + Files.readString(Path.of("src/test/java/dev/dedup/kafka/spring/KafkaListenerOnKafkaTest.java"))
+                + Files.readString(Path.of("src/test/java/dev/dedup/kafka/spring/BatchListenerOnKafkaTest.java"));
         List<String> blocks = new ArrayList<>();
         Matcher fence = FENCE.matcher(doc);
         while (fence.find()) {

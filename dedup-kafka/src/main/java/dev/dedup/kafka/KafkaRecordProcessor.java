@@ -29,7 +29,9 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.consumer.RetriableCommitFailedException;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.IllegalGenerationException;
 import org.apache.kafka.common.errors.RebalanceInProgressException;
+import org.apache.kafka.common.errors.UnknownMemberIdException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -425,9 +427,10 @@ public final class KafkaRecordProcessor<K, V, R> {
             log.info("could not commit {} during a rebalance ({}); committing them with the next poll", offsets,
                     e.getClass().getSimpleName());
             return Optional.of(e);
-        } catch (CommitFailedException e) {
-            // The member left the group: its partitions' new owners read from the last commit and find these
-            // records already processed, so nothing is lost or doubled.
+        } catch (CommitFailedException | UnknownMemberIdException | IllegalGenerationException e) {
+            // The member left the group (or the coordinator no longer knows it, after a rebalance it missed): its
+            // partitions' new owners read from the last commit and find these records already processed, so
+            // nothing is lost or doubled.
             uncommitted.clear();
             log.warn("could not commit {} after processing; the records will come again, as already processed",
                     offsets, e);

@@ -4,6 +4,7 @@ import dev.dedup.AsyncDedupStore;
 import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
 import dev.dedup.KeyRecord;
+import dev.dedup.Settlement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -18,6 +19,7 @@ interface SpiAtAGlance {
     boolean release(Claim claim);                                     // delete my claim: redelivery runs at once
     boolean extend(Claim claim, Duration lease);                      // heartbeat
     List<ClaimResult> claimAll(List<String> keys, Duration lease);    // one result per key, input order
+    List<Boolean> settleAll(List<Settlement> settlements);            // complete/fail/release many, one answer each
     Optional<KeyRecord> inspect(String key);                          // operators: the live record, read-only
     boolean forget(String key);                                       // operators: delete it, whatever state and owner
     AsyncDedupStore async();                                          // the same calls, returning CompletionStage

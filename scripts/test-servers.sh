@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Starts, stops and describes the real servers the integration tests run against:
 #   - PostgreSQL 15 with pg_cron (a private cluster, not the machine's own on 5432)
+#   - MariaDB 10.11 with the event scheduler on (a private server, not the machine's own on 3306)
 #   - Redis standalone (not the machine's own on 6379)
 #   - Redis Cluster, 3 masters + 3 replicas
 #   - dynalite, the open-source DynamoDB emulator (npm)
@@ -11,7 +12,7 @@
 # lives in one state directory, so nothing else on the machine is touched.
 #
 # Usage: scripts/test-servers.sh up|down|env|status
-#        scripts/test-servers.sh pause|resume postgres|redis|redis-cluster:<port>|dynalite|kafka
+#        scripts/test-servers.sh pause|resume postgres|mariadb|redis|redis-cluster:<port>|dynalite|kafka
 #        scripts/test-servers.sh up kafka     start (installing if needed) only the Kafka broker
 #   up      start whatever is not running yet (installs missing packages as root),
 #           then print the export lines; use as: eval "$(scripts/test-servers.sh up)"
@@ -26,6 +27,7 @@
 #                                   machine, so every checkout finds and reuses the same servers
 #                                   instead of colliding on their fixed ports)
 #   DEDUP_PG_PORT                   default 15432
+#   DEDUP_MARIADB_PORT              default 13306
 #   DEDUP_REDIS_PORT                default 16379
 #   DEDUP_REDIS_CLUSTER_BASE_PORT   first of 6 consecutive ports, default 17001
 #   DEDUP_REDIS_CLUSTER_TIMEOUT     seconds to wait for a healthy cluster, default 60
@@ -46,6 +48,8 @@ STATE_DIR="$(realpath -m "${DEDUP_SERVERS_DIR:-/tmp/dedup-test-servers}")"
 
 PG_PORT="${DEDUP_PG_PORT:-15432}"
 PG_DB=dedup
+MARIADB_PORT="${DEDUP_MARIADB_PORT:-13306}"
+MARIADB_DB=dedup
 REDIS_PORT="${DEDUP_REDIS_PORT:-16379}"
 CLUSTER_BASE_PORT="${DEDUP_REDIS_CLUSTER_BASE_PORT:-17001}"
 CLUSTER_NODES=6                 # with --cluster-replicas 1: 3 masters + 3 replicas
@@ -66,6 +70,7 @@ PG_CRON_LIBRARY=/usr/lib/postgresql/15/lib/pg_cron.so
 
 # One subdirectory per server; 'down' deletes exactly these.
 PG_DIR="$STATE_DIR/postgres"
+MARIADB_DIR="$STATE_DIR/mariadb"
 REDIS_DIR="$STATE_DIR/redis"
 CLUSTER_DIR="$STATE_DIR/redis-cluster"
 DYNALITE_DIR="$STATE_DIR/dynalite"
@@ -181,7 +186,7 @@ require_port_free() {
 
 check_port_numbers() {
   local port
-  for port in "$PG_PORT" "$REDIS_PORT" "${CLUSTER_PORTS[@]}" "$DYNALITE_PORT" "$RABBIT_PORT" \
+  for port in "$PG_PORT" "$MARIADB_PORT" "$REDIS_PORT" "${CLUSTER_PORTS[@]}" "$DYNALITE_PORT" "$RABBIT_PORT" \
       "$KAFKA_PORT" "$KAFKA_CONTROLLER_PORT"; do
     if ! [[ $port =~ ^[0-9]+$ ]] || ((port < 1 || port > 65535)); then
       die "invalid port '$port'"
@@ -213,6 +218,8 @@ ensure_installed() {
   local missing=()
   [[ -x $PGBIN/initdb ]] || missing+=(postgresql-15)
   [[ -f $PG_CRON_CONTROL && -f $PG_CRON_LIBRARY ]] || missing+=(postgresql-15-cron)
+  command -v mariadbd >/dev/null || [[ -x /usr/sbin/mariadbd ]] || missing+=(mariadb-server)
+  command -v mariadb-admin >/dev/null || missing+=(mariadb-client)
   command -v redis-server >/dev/null || missing+=(redis-server)
   command -v redis-cli >/dev/null || missing+=(redis-tools)
   command -v ss >/dev/null || missing+=(iproute2)
@@ -359,6 +366,83 @@ halt_postgres() {
 stop_postgres() {
   halt_postgres
   rm -rf "$PG_DIR"
+}
+
+# ---------------------------------------------------------------------------
+# MariaDB 10.11, event scheduler on (the MySQL/MariaDB store's TTL cleanup runs as an EVENT)
+
+MARIADBD=/usr/sbin/mariadbd
+
+mariadb_answers() {
+  mariadb-admin --no-defaults --protocol=tcp -h 127.0.0.1 -P "$MARIADB_PORT" -u root --connect-timeout=2 \
+    ping >/dev/null 2>&1
+}
+
+# PID of our mariadbd, if it is alive; nothing otherwise.
+mariadb_pid() {
+  local pid
+  pid=$(read_pid "$MARIADB_DIR/mariadb.pid")
+  if [[ -n $pid ]] && pid_is "$pid" mariadbd "--datadir=$MARIADB_DIR/data "; then
+    echo "$pid"
+  fi
+  return 0
+}
+
+init_mariadb() {
+  log "initialising a MariaDB data directory in $MARIADB_DIR/data"
+  # root over TCP with no password, as the tests connect; the server binds to 127.0.0.1 only.
+  if ! mariadb-install-db --no-defaults --user=root --datadir="$MARIADB_DIR/data" \
+      --auth-root-authentication-method=normal --skip-test-db > "$MARIADB_DIR/install.log" 2>&1; then
+    tail -n 20 "$MARIADB_DIR/install.log" >&2 || true
+    rm -rf "$MARIADB_DIR/data"
+    die "mariadb-install-db failed; see $MARIADB_DIR/install.log"
+  fi
+}
+
+start_mariadb() {
+  local pid
+  pid=$(mariadb_pid)
+  if [[ -n $pid ]]; then
+    wait_until 10 mariadb_answers \
+      || die "mariadb (pid $pid) runs but does not answer on port $MARIADB_PORT; see $MARIADB_DIR/server.log or run '$0 down'"
+    log "mariadb already running (pid $pid, port $MARIADB_PORT)"
+    return 0
+  fi
+  require_port_free "$MARIADB_PORT" mariadb
+  mkdir -p "$MARIADB_DIR"
+  if [[ ! -d $MARIADB_DIR/data/mysql ]]; then
+    init_mariadb
+  fi
+  rm -f "$MARIADB_DIR/mariadb.pid"
+  log "starting mariadb on 127.0.0.1:$MARIADB_PORT"
+  # Tests only: no binary log, a small buffer pool; the commit still flushes the redo log (durability as shipped).
+  # Backgrounded directly, not through spawn (whose subshell would linger holding the lock).
+  nohup "$MARIADBD" --no-defaults --user=root --datadir="$MARIADB_DIR/data" --socket="$MARIADB_DIR/sock" \
+    --port="$MARIADB_PORT" --bind-address=127.0.0.1 --pid-file="$MARIADB_DIR/mariadb.pid" --skip-name-resolve \
+    --event-scheduler=ON --innodb-buffer-pool-size=128M --max-connections=300 \
+    --log-error="$MARIADB_DIR/server.log" > /dev/null 2>&1 9>&- &
+  if ! wait_until 30 mariadb_answers; then
+    tail -n 20 "$MARIADB_DIR/server.log" >&2 || true
+    die "mariadb did not answer on port $MARIADB_PORT within 30 s; see $MARIADB_DIR/server.log"
+  fi
+  wait_until 5 test -s "$MARIADB_DIR/mariadb.pid" || die "mariadb wrote no pid file ($MARIADB_DIR/mariadb.pid)"
+  mariadb --no-defaults --protocol=tcp -h 127.0.0.1 -P "$MARIADB_PORT" -u root \
+    -e "CREATE DATABASE IF NOT EXISTS $MARIADB_DB" || die "could not create database $MARIADB_DB on mariadb"
+}
+
+# Stops the server but keeps its data: 'pause mariadb' uses it to simulate an outage.
+halt_mariadb() {
+  local pid
+  pid=$(mariadb_pid)
+  if [[ -n $pid ]]; then
+    log "stopping mariadb (pid $pid)"
+    stop_pid "$pid" mariadb
+  fi
+}
+
+stop_mariadb() {
+  halt_mariadb
+  rm -rf "$MARIADB_DIR"
 }
 
 # ---------------------------------------------------------------------------
@@ -902,6 +986,7 @@ print_env() {
   done
   joined=$(IFS=,; echo "${addresses[*]}")
   echo "export DEDUP_TEST_POSTGRES_URL='jdbc:postgresql://127.0.0.1:$PG_PORT/$PG_DB?user=postgres'"
+  echo "export DEDUP_TEST_MARIADB_URL='jdbc:mariadb://127.0.0.1:$MARIADB_PORT/$MARIADB_DB?user=root'"
   echo "export DEDUP_TEST_REDIS_URL='redis://127.0.0.1:$REDIS_PORT'"
   echo "export DEDUP_TEST_REDIS_CLUSTER_URL='redis://$joined'"
   echo "export DEDUP_TEST_DYNAMODB_URL='http://127.0.0.1:$DYNALITE_PORT'"
@@ -925,6 +1010,14 @@ print_status() {
     if postgres_answers; then state=running; fi
   fi
   status_line postgres "$state" "$PG_PORT" "${pid:--}"
+
+  pid=$(mariadb_pid)
+  state=stopped
+  if [[ -n $pid ]]; then
+    state="not-answering"
+    if mariadb_answers; then state=running; fi
+  fi
+  status_line mariadb "$state" "$MARIADB_PORT" "${pid:--}"
 
   pid=$(redis_pid "$REDIS_DIR" "$REDIS_PORT")
   state=stopped
@@ -987,7 +1080,7 @@ cmd_up() {
   local started=$SECONDS
   check_port_numbers
   ensure_installed
-  warn_if_ephemeral "$PG_PORT" "$REDIS_PORT" "${CLUSTER_PORTS[@]}" "$DYNALITE_PORT" "$RABBIT_PORT"
+  warn_if_ephemeral "$PG_PORT" "$MARIADB_PORT" "$REDIS_PORT" "${CLUSTER_PORTS[@]}" "$DYNALITE_PORT" "$RABBIT_PORT"
   warn_if_ephemeral "$KAFKA_PORT" "$KAFKA_CONTROLLER_PORT"
   local port
   for port in "${CLUSTER_PORTS[@]}"; do
@@ -995,6 +1088,7 @@ cmd_up() {
   done
   take_lock
   start_postgres
+  start_mariadb
   start_redis
   start_redis_cluster
   start_dynalite
@@ -1015,6 +1109,7 @@ cmd_down() {
   stop_dynalite
   stop_redis_cluster
   stop_redis
+  stop_mariadb
   stop_postgres
   log "all servers stopped; their data is deleted"
 }
@@ -1024,6 +1119,7 @@ cmd_pause() {
   take_lock
   case "$1" in
     postgres) halt_postgres ;;
+    mariadb) halt_mariadb ;;
     redis) stop_redis_process "$REDIS_DIR" "$REDIS_PORT" redis ;;
     dynalite) halt_dynalite ;;
     kafka) halt_kafka ;;
@@ -1037,6 +1133,7 @@ cmd_resume() {
   take_lock
   case "$1" in
     postgres) start_postgres ;;
+    mariadb) start_mariadb ;;
     redis) start_redis ;;
     dynalite) start_dynalite ;;
     kafka) start_kafka ;;
@@ -1047,7 +1144,7 @@ cmd_resume() {
 }
 
 usage() {
-  echo "usage: $0 up|down|env|status, $0 up kafka, or $0 pause|resume postgres|redis|redis-cluster:<port>|dynalite|kafka" >&2
+  echo "usage: $0 up|down|env|status, $0 up kafka, or $0 pause|resume postgres|mariadb|redis|redis-cluster:<port>|dynalite|kafka" >&2
   exit 2
 }
 

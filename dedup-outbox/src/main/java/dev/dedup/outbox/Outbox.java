@@ -1,9 +1,9 @@
 package dev.dedup.outbox;
 
 import dev.dedup.DedupStoreException;
+import dev.dedup.jdbc.CallerTransaction;
 import dev.dedup.store.postgres.PgCron;
 import dev.dedup.store.postgres.PostgresTableName;
-import dev.dedup.store.postgres.PostgresTransactions;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -93,7 +93,7 @@ public final class Outbox {
         }
         String messageId = UUID.randomUUID().toString();
         try {
-            PostgresTransactions.requireOpen(transaction, "Outbox.append", "the event");
+            CallerTransaction.requireOpen(transaction, "Outbox.append", "the event");
             try (PreparedStatement insert = transaction.prepareStatement(appendSql)) {
                 insert.setString(1, messageId);
                 insert.setString(2, destination);

@@ -12,6 +12,8 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 
 /**
  * A {@link DedupStore} that makes every call through an {@link AsyncDedupStore} and waits for it, rethrowing the
@@ -54,6 +56,27 @@ public final class BlockingOverAsync implements DedupStore {
      */
     public static BlockingOverAsync of(AsyncDedupStore async, DedupStore owner) {
         return new BlockingOverAsync(async, owner);
+    }
+
+    /**
+     * The kit's view of a blocking store through {@link AsyncDedupStore#onExecutor}, on a pool of 8 daemon threads
+     * that every such view in the test JVM shares (made when first needed): how a store whose client blocks runs the
+     * whole kit through the adapter.
+     *
+     * @param store the blocking store under test; closing the view closes it
+     * @return a blocking store whose every call goes through {@code AsyncDedupStore.onExecutor(store, pool)}
+     */
+    public static BlockingOverAsync onExecutor(DedupStore store) {
+        return new BlockingOverAsync(AsyncDedupStore.onExecutor(store, SharedPool.EXECUTOR), store);
+    }
+
+    /** The executor views' threads, made on first use: daemons, so they never hold the test JVM open. */
+    private static final class SharedPool {
+        static final ExecutorService EXECUTOR = Executors.newFixedThreadPool(8, task -> {
+            Thread thread = new Thread(task, "dedup-kit-on-executor");
+            thread.setDaemon(true);
+            return thread;
+        });
     }
 
     @Override

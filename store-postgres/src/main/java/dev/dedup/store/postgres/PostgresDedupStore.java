@@ -2,13 +2,17 @@ package dev.dedup.store.postgres;
 
 import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
-import dev.dedup.DedupLimits;
 import dev.dedup.DedupStore;
 import dev.dedup.DedupStoreException;
 import dev.dedup.Duplicate;
 import dev.dedup.KeyRecord;
 import dev.dedup.RecordState;
 import dev.dedup.Settlement;
+import dev.dedup.jdbc.CallerTransaction;
+import dev.dedup.jdbc.Connections;
+import dev.dedup.jdbc.LostReplies;
+import dev.dedup.jdbc.PooledConnections;
+import dev.dedup.jdbc.SqlStoreBuilder;
 import dev.dedup.spi.AbstractDedupStore;
 import java.sql.Array;
 import java.sql.Connection;
@@ -22,7 +26,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import javax.sql.DataSource;
 
 /**
@@ -82,7 +85,7 @@ public final class PostgresDedupStore extends AbstractDedupStore {
         this.transactionSql = transactionSql;
         this.timeout = timeout;
         // JDBC counts query timeouts in whole seconds: round up.
-        this.timeoutSeconds = (int) Math.max(1, (timeout.toMillis() + 999) / 1000);
+        this.timeoutSeconds = PooledConnections.wholeSeconds(timeout);
         this.onClose = onClose;
         this.coalescer = connections instanceof CallerTransaction ? null
                 : new ClaimCoalescer(CLAIM_STATEMENTS_IN_FLIGHT, new ClaimCoalescer.Batch() {
@@ -128,13 +131,7 @@ public final class PostgresDedupStore extends AbstractDedupStore {
      *     commit on its own and the claim would not share the fate of the business writes
      */
     public DedupStore inTransaction(Connection transaction) {
-        Objects.requireNonNull(transaction, "transaction");
-        try {
-            PostgresTransactions.requireOpen(transaction, "inTransaction", "the claim");
-        } catch (SQLException e) {
-            throw errors.translate("inTransaction", e);
-        }
-        return new PostgresDedupStore(new CallerTransaction(transaction, errors), table, errors, transactionSql,
+        return new PostgresDedupStore(CallerTransaction.of(transaction, errors), table, errors, transactionSql,
                 transactionSql, namespace(), timeout, () -> {});
     }
 
@@ -196,9 +193,7 @@ public final class PostgresDedupStore extends AbstractDedupStore {
      * @throws IllegalArgumentException if {@code batchSize} is out of range
      */
     public int purgeExpired(int batchSize) {
-        if (batchSize < 1 || batchSize > 100_000) {
-            throw new IllegalArgumentException("batchSize must be in [1, 100000], but was " + batchSize);
-        }
+        PooledConnections.checkPurgeBatch(batchSize);
         return connections.run(connection -> {
             try (PreparedStatement statement = connection.prepareStatement(table.purgeBatch("?"))) {
                 statement.setQueryTimeout(timeoutSeconds);
@@ -355,7 +350,7 @@ public final class PostgresDedupStore extends AbstractDedupStore {
         // After a lost reply, a record already ended in this outcome by this owner was ended by the lost attempt.
         return connections.runResending(connection -> update(connection, sql.complete(), binder),
                 connection -> update(connection, sql.complete(), binder)
-                        || outcome.name().equals(stateOfOwner(connection, claim)),
+                        || LostReplies.endedIn(outcome, stateOfOwner(connection, claim)),
                 outcome == RecordState.FAILED ? "fail" : "complete");
     }
 
@@ -476,17 +471,11 @@ public final class PostgresDedupStore extends AbstractDedupStore {
     }
 
     /** Settings for a {@link PostgresDedupStore}; each setter checks its value at once. */
-    public static final class Builder {
-        private final DataSource dataSource;
+    public static final class Builder extends SqlStoreBuilder<Builder, PostgresDedupStore> {
         private PostgresTable table = PostgresTable.parse(PostgresTable.DEFAULT_NAME);
-        private String namespace = DedupLimits.DEFAULT_NAMESPACE;
-        private Duration timeout = Duration.ofSeconds(5);
-        private boolean validateSchema = true;
-        private boolean createSchema;
-        private Runnable onClose = () -> {};
 
         private Builder(DataSource dataSource) {
-            this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+            super(dataSource);
         }
 
         /**
@@ -497,89 +486,33 @@ public final class PostgresDedupStore extends AbstractDedupStore {
          * @throws dev.dedup.DedupConfigurationException if a part is not letters, digits and underscores (first not a
          *     digit, at most 48): the name is put into SQL unquoted
          */
+        @Override
         public Builder table(String table) {
             this.table = PostgresTable.parse(table);
             return this;
         }
 
-        /**
-         * The namespace every key lives in (default {@code default}): a column of the table, so services can share it.
-         *
-         * @param namespace 1 to 64 characters of {@code A-Z a-z 0-9 . _ -}
-         * @return this builder
-         * @throws IllegalArgumentException if {@code namespace} does not match
-         */
-        public Builder namespace(String namespace) {
-            this.namespace = DedupLimits.checkNamespace(namespace);
+        @Override
+        protected Builder self() {
             return this;
         }
 
-        /**
-         * How long one operation may take before it fails with a retryable {@link DedupStoreException} (default
-         * 5 s, whole seconds, as JDBC counts). Bound the wait for a connection in your pool's own settings.
-         *
-         * @param timeout 1 s to 10 min; a fraction of a second is rounded up
-         * @return this builder
-         * @throws IllegalArgumentException if {@code timeout} is out of range
-         */
-        public Builder timeout(Duration timeout) {
-            Objects.requireNonNull(timeout, "timeout");
-            if (timeout.compareTo(Duration.ofSeconds(1)) < 0 || timeout.compareTo(Duration.ofMinutes(10)) > 0) {
-                throw new IllegalArgumentException("timeout must be in [PT1S, PT10M], but was " + timeout);
-            }
-            this.timeout = timeout;
-            return this;
-        }
-
-        /**
-         * Whether {@link #build()} checks the table's columns (default true; one query at start-up).
-         *
-         * @param validateSchema false to skip the check, for example where the user may not read the catalog
-         * @return this builder
-         */
-        public Builder validateSchema(boolean validateSchema) {
-            this.validateSchema = validateSchema;
-            return this;
-        }
-
-        /**
-         * Whether {@link #build()} runs {@link PostgresDedupStore#createSchema()} (default false): the one-line
-         * set-up for a fresh database. It is idempotent, so it may run at every start; where the application's
-         * database user may not create tables, leave it off and run the DDL at deployment instead.
-         *
-         * @param createSchema true to create the schema at {@link #build()}, in place of validating it
-         * @return this builder
-         */
-        public Builder createSchema(boolean createSchema) {
-            this.createSchema = createSchema;
-            return this;
-        }
-
-        /** Runs when the store closes: the provider closes the pool it created. */
-        Builder onClose(Runnable onClose) {
-            this.onClose = onClose;
-            return this;
-        }
-
-        /**
-         * Builds the store, and creates or checks its schema as configured.
-         *
-         * @return the store; closing it leaves the {@link DataSource} open
-         * @throws dev.dedup.DedupConfigurationException if the table is missing or has other columns (the message
-         *     holds the DDL to fix it)
-         * @throws DedupStoreException if the database could not be reached
-         */
-        public PostgresDedupStore build() {
+        @Override
+        protected PostgresDedupStore newStore() {
             PostgresErrors errors = new PostgresErrors(table, PostgresLocation.of(dataSource));
-            PostgresDedupStore store = new PostgresDedupStore(new PooledConnections(dataSource, errors, timeout),
-                    table, errors, Statements.of(table, true), Statements.of(table, false), namespace, timeout,
-                    onClose);
-            if (createSchema) {
-                store.createSchema();
-            } else if (validateSchema) {
-                store.validateSchema();
-            }
-            return store;
+            return new PostgresDedupStore(new PooledConnections(dataSource, errors, timeout), table, errors,
+                    Statements.of(table, true), Statements.of(table, false), namespace, timeout, onClose);
+        }
+
+        /** Creates table, index, purge procedure and pg_cron job (see {@link PostgresDedupStore#createSchema()}). */
+        @Override
+        protected void createSchemaOf(PostgresDedupStore store) {
+            store.createSchema();
+        }
+
+        @Override
+        protected void validateSchemaOf(PostgresDedupStore store) {
+            store.validateSchema();
         }
     }
 }

@@ -1,16 +1,17 @@
 package dev.dedup.store.postgres;
 
 import com.zaxxer.hikari.HikariConfig;
-import com.zaxxer.hikari.HikariDataSource;
 import dev.dedup.DedupConfigurationException;
 import dev.dedup.DedupStore;
+import dev.dedup.jdbc.PooledConnections;
+import dev.dedup.jdbc.UriPool;
 import dev.dedup.spi.DedupStoreProvider;
 import dev.dedup.spi.StoreUri;
 import dev.dedup.spi.UriParameters;
+import java.sql.SQLException;
 import java.time.Duration;
-import java.util.Map;
 import java.util.Set;
-import java.util.StringJoiner;
+import org.postgresql.ds.PGSimpleDataSource;
 
 /**
  * Opens {@code postgresql://user:password@host:5432/db?table=dedup_claims&namespace=orders} and
@@ -35,6 +36,9 @@ public final class PostgresDedupStoreProvider implements DedupStoreProvider {
             "gssEncMode", "gsslib", "gssResponseTimeout", "gssUseDefaultCreds", "kerberosServerName",
             "jaasApplicationName", "jaasLogin", "sspiServiceClass", "useSpnego", "channelBinding", "requireAuth",
             "authenticationPluginClassName", "assumeMinServerVersion", "logServerErrorDetail", "service");
+
+    private static final String JDBC_SCHEME = "jdbc:postgresql";
+    private static final String EXPECTED = "postgresql://host:5432/database";
 
     private static final UriParameters PARAMETERS = UriParameters.builder()
             .text("table", PostgresTable.DEFAULT_NAME)
@@ -61,66 +65,42 @@ public final class PostgresDedupStoreProvider implements DedupStoreProvider {
 
     @Override
     public DedupStore open(StoreUri uri) {
-        Duration timeout = uri.duration("timeout");
-        HikariConfig pool = new HikariConfig();
-        pool.setPoolName("dedup-" + uri.namespace());
-        pool.setMaximumPoolSize(uri.integer("poolSize"));
-        // Fail at the first operation, not at open: the application may start before its database.
-        pool.setInitializationFailTimeout(-1);
-        applyLocation(uri, pool);
         // Driver and pool timeouts bounded by the store's, and fast recovery after an outage: see UriPool.
-        HikariDataSource dataSource = UriPool.open(pool, timeout);
-        try {
-            PostgresDedupStore store = PostgresDedupStore.builder(dataSource)
-                    .table(uri.text("table").orElseThrow())
-                    .namespace(uri.namespace())
-                    .timeout(timeout)
-                    .validateSchema(false)
-                    .onClose(dataSource::close)
-                    .build();
-            if (uri.bool("createSchema")) {
-                store.createSchema();
-            } else {
-                store.validateSchema();
-            }
-            return store;
-        } catch (RuntimeException e) {
-            closeInBackground(dataSource);
-            throw e;
-        }
+        UriPool pool = UriPool.open(uri, JDBC_SCHEME, EXPECTED, PostgresDedupStoreProvider::driver,
+                PostgresErrors::worthReconnecting);
+        return PostgresDedupStore.builder(pool).buildOpenedBy(uri, pool);
     }
 
-    /**
-     * Turns either URI form into a JDBC URL (hosts and database only) plus the credentials and driver properties, set
-     * as values rather than spliced into the URL, so nothing needs encoding twice.
-     */
+    /** The pool's JDBC URL, credentials and driver properties from either URI form. */
     static void applyLocation(StoreUri uri, HikariConfig pool) {
-        if (!uri.location().startsWith("//")) {
-            throw new DedupConfigurationException("PostgreSQL URI " + uri.redacted() + " must look like"
-                    + " postgresql://host:5432/database or jdbc:postgresql://host:5432/database");
-        }
-        StringJoiner hosts = new StringJoiner(",");
-        uri.hosts().forEach(host -> hosts.add(host.toString()));
-        uri.user().ifPresent(pool::setUsername);
-        uri.password().ifPresent(pool::setPassword);
-        for (Map.Entry<String, String> parameter : uri.driverParameters()) {
-            switch (parameter.getKey()) {
-                case "user" -> pool.setUsername(parameter.getValue());
-                case "password" -> pool.setPassword(parameter.getValue());
-                default -> pool.addDataSourceProperty(parameter.getKey(), parameter.getValue());
-            }
-        }
-        pool.setJdbcUrl("jdbc:postgresql://" + hosts + "/" + uri.path().orElse(""));
+        UriPool.applyLocation(uri, pool, JDBC_SCHEME, EXPECTED);
     }
 
     /**
-     * Closes a pool whose store failed to open without making the caller wait: HikariCP's shutdown waits up to the
-     * login timeout for a connect still in flight (a server that accepts and never answers), which would double the
-     * time to report the failure.
+     * The driver's DataSource for the pool {@code config} describes (its JDBC URL and driver properties), with the
+     * TCP connect, login and socket reads bounded by {@code timeout}.
      */
-    private static void closeInBackground(HikariDataSource dataSource) {
-        Thread closer = new Thread(dataSource::close, "dedup-close-failed-pool");
-        closer.setDaemon(true);
-        closer.start();
+    private static PGSimpleDataSource driver(HikariConfig config, Duration timeout) {
+        PGSimpleDataSource driver = new PGSimpleDataSource();
+        driver.setUrl(config.getJdbcUrl());
+        // The pool hands connects to this DataSource, which would drop the pool's properties: give them to the driver.
+        for (String name : config.getDataSourceProperties().stringPropertyNames()) {
+            try {
+                driver.setProperty(name, config.getDataSourceProperties().getProperty(name));
+            } catch (SQLException e) {
+                throw new DedupConfigurationException("the PostgreSQL driver does not accept the setting " + name
+                        + ": " + e.getMessage(), e);
+            }
+        }
+        int seconds = PooledConnections.wholeSeconds(timeout);
+        driver.setConnectTimeout(atMost(driver.getConnectTimeout(), seconds));
+        driver.setLoginTimeout(atMost(driver.getLoginTimeout(), seconds));
+        driver.setSocketTimeout(atMost(driver.getSocketTimeout(), seconds));
+        return driver;
+    }
+
+    /** The driver's "0 = no limit" becomes the limit. */
+    private static int atMost(int current, int limit) {
+        return current <= 0 ? limit : Math.min(current, limit);
     }
 }

@@ -1,6 +1,7 @@
 package dev.dedup.store.postgres;
 
 import dev.dedup.Settlement;
+import dev.dedup.jdbc.LostReplies;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -52,9 +53,7 @@ final class PostgresSettleBatch {
         List<Boolean> answers = new ArrayList<>(settlements.size());
         for (Settlement settlement : settlements) {
             String key = settlement.claim().key();
-            boolean doneBefore = settlement.kind() == Settlement.Kind.RELEASE ? !states.containsKey(key)
-                    : settlement.endState().name().equals(states.get(key));
-            answers.add(settled.contains(key) || doneBefore);
+            answers.add(settled.contains(key) || LostReplies.settledBefore(settlement, states.get(key)));
         }
         return answers;
     }

@@ -1,15 +1,13 @@
 package dev.dedup.store.postgres;
 
-import dev.dedup.DedupConfigurationException;
-import java.util.regex.Pattern;
+import dev.dedup.jdbc.TableName;
 
 /**
  * The dedup table's name, checked as a plain SQL identifier ({@code table} or {@code schema.table}) when the store
  * is built, so it can be placed in SQL text safely, and every statement the store runs on it.
  */
 final class PostgresTable {
-    /** Letters, digits and underscores; short enough that derived names (index, procedure) stay under 63 bytes. */
-    private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,47}");
+    private static final char QUOTE = '"';
 
     static final String DEFAULT_NAME = "dedup_claims";
 
@@ -17,46 +15,31 @@ final class PostgresTable {
     final String name;
     /** Quoted, schema-qualified when a schema was given: safe to splice into SQL. */
     final String qualified;
+    private final TableName table;
 
-    private PostgresTable(String schema, String name) {
-        this.schema = schema;
-        this.name = name;
-        this.qualified = (schema == null ? "" : quote(schema) + ".") + quote(name);
+    private PostgresTable(TableName table) {
+        this.table = table;
+        this.schema = table.qualifier();
+        this.name = table.name();
+        this.qualified = table.quoted(QUOTE);
     }
 
     /** Parses {@code table} or {@code schema.table}; anything else is a configuration error naming the rule. */
     static PostgresTable parse(String table) {
-        if (table == null) {
-            throw invalid("null");
-        }
-        String[] parts = table.split("\\.", -1);
-        if (parts.length > 2) {
-            throw invalid("'" + table + "'");
-        }
-        for (String part : parts) {
-            if (!IDENTIFIER.matcher(part).matches()) {
-                throw invalid("'" + table + "'");
-            }
-        }
-        return parts.length == 2 ? new PostgresTable(parts[0], parts[1]) : new PostgresTable(null, parts[0]);
-    }
-
-    private static DedupConfigurationException invalid(String shown) {
-        return new DedupConfigurationException("table must be an identifier or schema.identifier of letters, digits"
-                + " and underscores (first not a digit, at most 48 each), but was " + shown);
+        return new PostgresTable(TableName.parse(table, "schema"));
     }
 
     private static String quote(String identifier) {
-        return '"' + identifier + '"';
+        return QUOTE + identifier + QUOTE;
     }
 
     /** A name derived from the table's, in the table's schema (an index or the purge procedure). */
     String derived(String suffix) {
-        return (schema == null ? "" : quote(schema) + ".") + quote(name + suffix);
+        return table.derived(suffix, QUOTE);
     }
 
     String display() {
-        return schema == null ? name : schema + "." + name;
+        return table.display();
     }
 
     // ----- DDL --------------------------------------------------------------------------------------------------

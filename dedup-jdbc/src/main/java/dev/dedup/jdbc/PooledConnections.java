@@ -1,9 +1,10 @@
-package dev.dedup.store.postgres;
+package dev.dedup.jdbc;
 
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.concurrent.Executor;
 import javax.sql.DataSource;
 
@@ -11,29 +12,74 @@ import javax.sql.DataSource;
  * One connection from the application's DataSource per operation, committed before it goes back. The store's timeout
  * bounds both waits whatever the pool and driver are set to: for a connection ({@link ConnectionWait}), and for each
  * reply on it (the connection's network timeout, for a server that stops answering mid-statement, where a query
- * timeout's cancel request cannot reach it either).
+ * timeout's cancel request cannot reach it either). Internal plumbing of dedup's SQL stores.
  */
-final class PooledConnections implements Connections {
-    /** The network timeout's executor: the PostgreSQL driver applies it on the caller's thread. */
+public final class PooledConnections implements Connections {
+    /** The network timeout's executor: the drivers apply it on the caller's thread. */
     private static final Executor IN_PLACE = Runnable::run;
 
     private final ConnectionWait connectionWait;
     private final int replyTimeoutMillis;
-    private final PostgresErrors errors;
+    private final SqlErrors errors;
     /** A lost reply is resent only in the first half of the timeout, so the whole call stays near the timeout. */
     private final long resendWithinNanos;
     /** Where the pool's connects go through one: what it last met, since a pool's timeout does not always say. */
     private final ReconnectingDataSource connects;
 
-    PooledConnections(DataSource dataSource, PostgresErrors errors, Duration timeout) {
+    /**
+     * Runs work on connections from {@code dataSource}, each wait bounded by {@code timeout}.
+     *
+     * @param dataSource the application's pool, or the store's own
+     * @param errors the store's error translation
+     * @param timeout the store's operation timeout
+     */
+    public PooledConnections(DataSource dataSource, SqlErrors errors, Duration timeout) {
         this.connectionWait = ConnectionWait.of(dataSource, timeout);
         // A second past the query timeout (whole seconds, rounded up), so that the query timeout's cancel ends a
         // long lock wait cleanly, and the network timeout only a server that stopped answering.
-        long queryTimeoutMillis = Math.max(1, (timeout.toMillis() + 999) / 1000) * 1000;
+        long queryTimeoutMillis = wholeSeconds(timeout) * 1000L;
         this.replyTimeoutMillis = (int) Math.min(Integer.MAX_VALUE, queryTimeoutMillis + 1000);
         this.errors = errors;
         this.resendWithinNanos = timeout.toNanos() / 2;
         this.connects = ReconnectingDataSource.behind(dataSource);
+    }
+
+    /**
+     * Checks a SQL store's operation timeout: 1 s (JDBC's query timeouts count whole seconds) to 10 min.
+     *
+     * @param timeout the timeout asked for
+     * @return {@code timeout}
+     * @throws IllegalArgumentException if {@code timeout} is out of range
+     */
+    public static Duration checkTimeout(Duration timeout) {
+        Objects.requireNonNull(timeout, "timeout");
+        if (timeout.compareTo(Duration.ofSeconds(1)) < 0 || timeout.compareTo(Duration.ofMinutes(10)) > 0) {
+            throw new IllegalArgumentException("timeout must be in [PT1S, PT10M], but was " + timeout);
+        }
+        return timeout;
+    }
+
+    /**
+     * Checks the batch size of a SQL store's {@code purgeExpired}: 1 to 100,000 rows in one call.
+     *
+     * @param batchSize the most rows to delete in one call
+     * @return {@code batchSize}
+     * @throws IllegalArgumentException if {@code batchSize} is out of range
+     */
+    public static int checkPurgeBatch(int batchSize) {
+        if (batchSize < 1 || batchSize > 100_000) {
+            throw new IllegalArgumentException("batchSize must be in [1, 100000], but was " + batchSize);
+        }
+        return batchSize;
+    }
+
+    /**
+     * {@return {@code timeout} in whole seconds, rounded up, at least 1: what JDBC's query and login timeouts take}
+     *
+     * @param timeout a positive duration
+     */
+    public static int wholeSeconds(Duration timeout) {
+        return (int) Math.max(1, (timeout.toMillis() + 999) / 1000);
     }
 
     @Override
@@ -47,7 +93,7 @@ final class PooledConnections implements Connections {
         try {
             return once(work, operation);
         } catch (WorkFailed first) {
-            boolean resend = afterLostReply != null && PostgresErrors.isConnectionLoss(first.sql)
+            boolean resend = afterLostReply != null && errors.isConnectionLoss(first.sql)
                     && System.nanoTime() - started < resendWithinNanos;
             if (!resend) {
                 throw errors.translate(operation, first.sql);

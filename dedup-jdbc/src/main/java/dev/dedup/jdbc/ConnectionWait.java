@@ -1,4 +1,4 @@
-package dev.dedup.store.postgres;
+package dev.dedup.jdbc;
 
 import com.zaxxer.hikari.HikariDataSource;
 import com.zaxxer.hikari.pool.HikariPool;
@@ -31,7 +31,7 @@ import javax.sql.DataSource;
 abstract class ConnectionWait {
     /** Daemon threads, made as needed: only waits on other pools use them, and only for as long as those last. */
     private static final ExecutorService WAITERS = Executors.newCachedThreadPool(task -> {
-        Thread thread = new Thread(task, "dedup-postgres-connection-wait");
+        Thread thread = new Thread(task, "dedup-jdbc-connection-wait");
         thread.setDaemon(true);
         return thread;
     });

@@ -1,0 +1,157 @@
+package dev.dedup.store.mysql;
+
+import dev.dedup.DedupConfigurationException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Creates and checks the dedup table, and schedules its purge as an event where the server runs events. */
+final class MysqlSchema {
+    private static final Logger log = LoggerFactory.getLogger(MysqlSchema.class);
+
+    /** How often the event purges: often enough that expired rows do not pile up, rarely enough to cost nothing. */
+    static final String EVENT_INTERVAL = "1 MINUTE";
+    static final int PURGE_BATCH = 5_000;
+    static final int PURGE_MAX_BATCHES = 100;
+
+    /** Each column the statements rely on and its type as information_schema names it (bigint's width dropped). */
+    private static final String[][] COLUMNS = {
+        {"namespace", "varbinary(64)"}, {"key", "varbinary(512)"}, {"owner", "varbinary(64)"},
+        {"state", "enum('IN_PROGRESS','COMPLETED','FAILED')"}, {"expires_us", "bigint"}, {"result", "mediumblob"},
+        {"fingerprint", "varbinary(64)"}, {"created_us", "bigint"}, {"completed_us", "bigint"},
+    };
+
+    /** Tables whose scheduler warning was logged: once per table and process, not at every start of a store. */
+    private static final Set<String> WARNED = ConcurrentHashMap.newKeySet();
+
+    private MysqlSchema() {}
+
+    static MysqlSchemaReport create(Connection connection, MysqlTable table, String eventInterval)
+            throws SQLException {
+        // Replicas that start together all create the schema: the named lock makes them take turns, so none drops
+        // the procedure while another creates it. A session lock, released here or when the connection ends.
+        String lockName = "dedup-schema:" + table.name.display();
+        try (PreparedStatement lock = connection.prepareStatement(
+                "SELECT GET_LOCK(CONCAT('dedup-schema:', LEFT(SHA1(?), 40)), 30)")) {
+            lock.setString(1, lockName);
+            lock.execute();
+        }
+        try {
+            return createLocked(connection, table, eventInterval);
+        } finally {
+            try (PreparedStatement unlock = connection.prepareStatement(
+                    "SELECT RELEASE_LOCK(CONCAT('dedup-schema:', LEFT(SHA1(?), 40)))")) {
+                unlock.setString(1, lockName);
+                unlock.execute();
+            }
+        }
+    }
+
+    private static MysqlSchemaReport createLocked(Connection connection, MysqlTable table, String eventInterval)
+            throws SQLException {
+        try (Statement statement = connection.createStatement()) {
+            if (columns(connection, table).isEmpty()) {
+                statement.execute(table.createTable());
+            }
+            validate(connection, table);
+            statement.execute(table.dropPurgeProcedure());
+            statement.execute(table.createPurgeProcedure());
+        }
+        String purge = table.callPurge(PURGE_BATCH, PURGE_MAX_BATCHES);
+        String eventName = table.name.name() + "_purge_event";
+        Optional<String> problem;
+        boolean created;
+        try (Statement statement = connection.createStatement()) {
+            statement.execute(table.createEvent(eventInterval));
+            created = true;
+            problem = schedulerProblem(connection);
+        } catch (SQLException e) {
+            created = false;
+            problem = Optional.of("the purge event could not be created (" + e.getMessage() + "); grant the EVENT"
+                    + " privilege, or schedule " + purge + " (or purgeExpired) yourself");
+        }
+        if (problem.isPresent() && WARNED.add(table.name.display())) {
+            log.warn("dedup table {}: expired rows will not be purged on their own: {}", table.name.display(),
+                    problem.get());
+        }
+        return new MysqlSchemaReport(table.name.display(), created, eventName, purge, problem);
+    }
+
+    /** Why the event will not run, or empty when the event scheduler is on. */
+    private static Optional<String> schedulerProblem(Connection connection) throws SQLException {
+        try (Statement statement = connection.createStatement();
+                ResultSet row = statement.executeQuery("SELECT @@GLOBAL.event_scheduler")) {
+            String scheduler = row.next() ? row.getString(1) : null;
+            if ("ON".equalsIgnoreCase(scheduler) || "1".equals(scheduler)) {
+                return Optional.empty();
+            }
+            return Optional.of("the server's event scheduler is " + scheduler + ", so the purge event does not run:"
+                    + " SET GLOBAL event_scheduler = ON (and event_scheduler=ON in the server's configuration), or"
+                    + " schedule purgeExpired yourself");
+        }
+    }
+
+    /** {@return null, once the event, the procedure and the table are gone} */
+    static Void drop(Connection connection, MysqlTable table) throws SQLException {
+        try (Statement statement = connection.createStatement()) {
+            statement.execute(table.dropEvent());
+            statement.execute(table.dropPurgeProcedure());
+            statement.execute(table.dropTable());
+        }
+        return null;
+    }
+
+    /** {@return null when the table has the columns the statements need; throws naming the differences if not} */
+    static Void validate(Connection connection, MysqlTable table) throws SQLException {
+        Map<String, String> found = columns(connection, table);
+        if (found.isEmpty()) {
+            throw new DedupConfigurationException("dedup table " + table.name.display() + " does not exist"
+                    + (table.name.qualifier() == null ? " in the connection's database" : "")
+                    + "; create it with MysqlDedupStore.createSchema() or this DDL:\n" + table.createTable() + ";");
+        }
+        StringBuilder differences = new StringBuilder();
+        for (String[] column : COLUMNS) {
+            String actual = found.get(column[0]);
+            if (actual == null) {
+                differences.append("\n  missing column ").append(column[0]).append(' ').append(column[1]);
+            } else if (!actual.equals(column[1])) {
+                differences.append("\n  column ").append(column[0]).append(" is ").append(actual)
+                        .append(", expected ").append(column[1]);
+            }
+        }
+        if (!differences.isEmpty()) {
+            throw new DedupConfigurationException("dedup table " + table.name.display() + " has the wrong columns:"
+                    + differences + "\nIt must be:\n" + table.createTable() + ";");
+        }
+        return null;
+    }
+
+    /** Column name (lower case) to type, bigint without its display width (MariaDB shows bigint(20)). */
+    private static Map<String, String> columns(Connection connection, MysqlTable table) throws SQLException {
+        Map<String, String> found = new LinkedHashMap<>();
+        try (PreparedStatement query = connection.prepareStatement(table.describeColumns())) {
+            int parameter = 1;
+            if (table.name.qualifier() != null) {
+                query.setString(parameter++, table.name.qualifier());
+            }
+            query.setString(parameter, table.name.name());
+            try (ResultSet rows = query.executeQuery()) {
+                while (rows.next()) {
+                    found.put(rows.getString(1).toLowerCase(Locale.ROOT),
+                            rows.getString(2).replaceAll("^bigint\\(\\d+\\)", "bigint"));
+                }
+            }
+        }
+        return found;
+    }
+}

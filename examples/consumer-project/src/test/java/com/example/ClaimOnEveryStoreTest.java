@@ -18,9 +18,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * All four stores in one application that took dedup only through dedup-bom: each opens by URI and claims, one key
+ * All five stores in one application that took dedup only through dedup-bom: each opens by URI and claims, one key
  * at a time and in a batch (the DynamoDB batch runs on the AWS SDK's Netty client, the Redis store on Lettuce's:
- * one Netty must serve both). The servers are the harness's (scripts/test-servers.sh); MongoDB is an emulator.
+ * one Netty must serve both). The servers are the harness's (scripts/test-servers.sh: MariaDB serves the MySQL
+ * store); MongoDB is an emulator.
  */
 class ClaimOnEveryStoreTest {
     private static final String NAMESPACE = "consumer-" + UUID.randomUUID().toString().substring(0, 8);
@@ -49,6 +50,13 @@ class ClaimOnEveryStoreTest {
     @Test
     void postgresql() {
         claimsOn(server("DEDUP_TEST_POSTGRES_URL") + "&table=consumer_project&createSchema=true&namespace="
+                + NAMESPACE);
+    }
+
+    @Test
+    void mariadb() {
+        String jdbc = server("DEDUP_TEST_MARIADB_URL");
+        claimsOn(jdbc + (jdbc.contains("?") ? "&" : "?") + "table=consumer_project&createSchema=true&namespace="
                 + NAMESPACE);
     }
 

@@ -35,10 +35,7 @@ public final class PooledConnections implements Connections {
      */
     public PooledConnections(DataSource dataSource, SqlErrors errors, Duration timeout) {
         this.connectionWait = ConnectionWait.of(dataSource, timeout);
-        // A second past the query timeout (whole seconds, rounded up), so that the query timeout's cancel ends a
-        // long lock wait cleanly, and the network timeout only a server that stopped answering.
-        long queryTimeoutMillis = wholeSeconds(timeout) * 1000L;
-        this.replyTimeoutMillis = (int) Math.min(Integer.MAX_VALUE, queryTimeoutMillis + 1000);
+        this.replyTimeoutMillis = (int) replyTimeout(timeout).toMillis();
         this.errors = errors;
         this.resendWithinNanos = timeout.toNanos() / 2;
         this.connects = ReconnectingDataSource.behind(dataSource);
@@ -80,6 +77,18 @@ public final class PooledConnections implements Connections {
      */
     public static int wholeSeconds(Duration timeout) {
         return (int) Math.max(1, (timeout.toMillis() + 999) / 1000);
+    }
+
+    /**
+     * {@return how long a connection waits for each reply: a second past the query timeout (whole seconds, rounded
+     * up), so that the query timeout ends a long lock wait cleanly with the server's error, and the wait for a reply
+     * only a server that stopped answering} The connection's network timeout during a call, and the socket timeout
+     * of the drivers of stores opened by URI.
+     *
+     * @param timeout the store's operation timeout, at most 10 minutes
+     */
+    public static Duration replyTimeout(Duration timeout) {
+        return Duration.ofSeconds(wholeSeconds(timeout) + 1L);
     }
 
     @Override

@@ -20,8 +20,8 @@ import javax.sql.DataSource;
  * pool never sees those failures and never backs off; the pool's own timeout still bounds how long a caller waits.
  * Authentication and unknown-database errors are not retried. {@link #close()} it together with the pool.
  *
- * <p>Each SQL store offers one with its server's rule, such as
- * {@code dev.dedup.store.postgres.ReconnectingDataSource}; this base is internal plumbing.
+ * <p>The stores opened by URI put one behind their pools. store-postgres also offers one with PostgreSQL's rule for
+ * an application's own pool ({@code dev.dedup.store.postgres.ReconnectingDataSource}); this base is internal plumbing.
  */
 public class ReconnectingDataSource implements DataSource, AutoCloseable {
     private final DataSource driver;

@@ -65,6 +65,9 @@ public final class UriPool extends HikariDataSource {
         String location = config.getJdbcUrl().substring(jdbcScheme.length() + "://".length());
         ReconnectingDataSource connects = new ReconnectingDataSource(driver.of(config, timeout),
                 Duration.ofMillis(100), worthReconnecting);
+        // The driver has them now. HikariCP's debug log of its settings masks only a property named password, and
+        // ignores the rest beside a DataSource: keyStorePassword and its kind must not stay to be logged.
+        config.getDataSourceProperties().clear();
         config.setDataSource(connects);
         config.setJdbcUrl(null);
         config.setConnectionTimeout(Math.max(250, timeout.toMillis()));

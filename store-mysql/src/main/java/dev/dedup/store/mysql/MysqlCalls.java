@@ -6,6 +6,7 @@ import dev.dedup.Duplicate;
 import dev.dedup.KeyRecord;
 import dev.dedup.RecordState;
 import dev.dedup.jdbc.Connections;
+import dev.dedup.jdbc.PooledConnections;
 import dev.dedup.spi.ContentionRetry;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -15,6 +16,8 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * What every statement of one store shares: binding keys and owners as UTF-8 bytes, the query timeout, reading a row
@@ -30,6 +33,11 @@ final class MysqlCalls {
     private final Duration timeout;
     /** False inside the caller's transaction: a deadlock rolled back the caller's work, which only it can redo. */
     private final boolean rerunsContention;
+    /**
+     * The query timeout of the attempt running on this thread (JDBC blocks the caller's thread for a call), so that
+     * the statements of a rerun get only what is left of the call's budget.
+     */
+    private final ThreadLocal<Integer> attemptSeconds = new ThreadLocal<>();
 
     MysqlCalls(String namespace, int timeoutSeconds, Duration timeout, boolean rerunsContention) {
         this.namespace = utf8(namespace);
@@ -50,21 +58,38 @@ final class MysqlCalls {
      * never loops for ever, and never fails while another writer is making progress.
      */
     <T> Connections.Work<T> untilDecided(String operation, Attempt<T> attempt) {
+        return untilDecidedAnew(operation, () -> attempt);
+    }
+
+    /**
+     * {@link #untilDecided}, for an attempt that keeps what it learnt between runs: {@code newAttempt} makes a new
+     * one for each transaction (each run of the work, and after a rollback), since what a rolled-back transaction
+     * learnt is no longer so. Each statement's query timeout is the call's budget left, in whole seconds rounded up;
+     * after a deadlock or lock wait with less than a second left, the call ends with that error.
+     */
+    <T> Connections.Work<T> untilDecidedAnew(String operation, Supplier<Attempt<T>> newAttempt) {
         return connection -> {
             ContentionRetry retry = ContentionRetry.within(timeout);
+            Attempt<T> attempt = newAttempt.get();
             while (true) {
+                attemptSeconds.set(retry.attempts() == 1 ? timeoutSeconds
+                        : PooledConnections.wholeSeconds(Duration.ofNanos(retry.remainingNanos())));
                 try {
                     T decided = attempt.run(connection);
                     if (decided != null) {
                         return decided;
                     }
                 } catch (SQLException e) {
-                    if (!rerunsContention || !MysqlErrors.isContention(e) || retry.remainingNanos() == 0) {
+                    if (!rerunsContention || !MysqlErrors.isContention(e)
+                            || retry.remainingNanos() < TimeUnit.SECONDS.toNanos(1)) {
                         throw e;
                     }
                     if (!connection.getAutoCommit()) {
                         connection.rollback(); // a pool without auto-commit: the transaction is this call's own
+                        attempt = newAttempt.get();
                     }
+                } finally {
+                    attemptSeconds.remove();
                 }
                 retry.pauseOrGiveUp(STORE + " (namespace '" + namespaceName + "')", operation);
             }
@@ -72,14 +97,17 @@ final class MysqlCalls {
     }
 
     PreparedStatement prepare(Connection connection, String sql) throws SQLException {
-        PreparedStatement statement = connection.prepareStatement(sql);
-        statement.setQueryTimeout(timeoutSeconds);
-        return statement;
+        return bounded(connection.prepareStatement(sql));
     }
 
     PreparedStatement prepare(Connection connection, String sql, int generatedKeys) throws SQLException {
-        PreparedStatement statement = connection.prepareStatement(sql, generatedKeys);
-        statement.setQueryTimeout(timeoutSeconds);
+        return bounded(connection.prepareStatement(sql, generatedKeys));
+    }
+
+    /** The statement's query timeout: the attempt's share of the budget inside {@link #untilDecided}, else all of it. */
+    private PreparedStatement bounded(PreparedStatement statement) throws SQLException {
+        Integer seconds = attemptSeconds.get();
+        statement.setQueryTimeout(seconds == null ? timeoutSeconds : seconds);
         return statement;
     }
 

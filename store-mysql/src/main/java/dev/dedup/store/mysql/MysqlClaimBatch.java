@@ -15,7 +15,8 @@ import java.util.Map;
 /**
  * One {@code claimAll}: the distinct keys' claim statement ({@link MysqlTable#claimMany}), then one read of their rows,
  * each key won where its row carries the owner this batch gave it. Keys whose row changed between the two (released,
- * purged, expired) are claimed again, alone with the others still pending.
+ * purged, expired) are claimed again, alone with the others still pending. What it found holds for one transaction
+ * only: a call makes a new batch for each (see {@link MysqlCalls#untilDecidedAnew}).
  */
 final class MysqlClaimBatch {
     /** VARBINARY's order: unsigned bytes, so that every batch locks common keys in the index's order. */

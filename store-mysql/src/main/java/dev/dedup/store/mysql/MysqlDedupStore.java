@@ -21,6 +21,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 import javax.sql.DataSource;
 
 /**
@@ -58,9 +59,12 @@ public final class MysqlDedupStore extends AbstractDedupStore {
     private final Duration timeout;
     private final MysqlCalls calls;
     private final Runnable onClose;
+    /** Whether the driver reports a row count per statement of a batch; asked by the store's first settleAll. */
+    private final AtomicReference<Boolean> driverCountsBatches;
 
     private MysqlDedupStore(Connections connections, MysqlTable table, MysqlErrors errors, Statements sql,
-            Statements transactionSql, String namespace, Duration timeout, Runnable onClose) {
+            Statements transactionSql, String namespace, Duration timeout, Runnable onClose,
+            AtomicReference<Boolean> driverCountsBatches) {
         super(namespace);
         this.connections = connections;
         this.table = table;
@@ -72,6 +76,7 @@ public final class MysqlDedupStore extends AbstractDedupStore {
         this.calls = new MysqlCalls(namespace, PooledConnections.wholeSeconds(timeout), timeout,
                 !(connections instanceof CallerTransaction));
         this.onClose = onClose;
+        this.driverCountsBatches = driverCountsBatches;
     }
 
     /**
@@ -106,18 +111,23 @@ public final class MysqlDedupStore extends AbstractDedupStore {
      */
     public DedupStore inTransaction(Connection transaction) {
         return new MysqlDedupStore(CallerTransaction.of(transaction, errors), table, errors, transactionSql,
-                transactionSql, namespace(), timeout, () -> {});
+                transactionSql, namespace(), timeout, () -> {}, driverCountsBatches);
     }
 
     /**
      * Creates the table, the purge procedure and the event that calls it every minute. Idempotent. The event runs
-     * only while the server's event scheduler is on; the report says when it is off (and a warning is logged once).
+     * only while the server's event scheduler is on and the event is enabled; the report says when either is not so
+     * (and a warning is logged once). Instances that start together take turns through a named lock
+     * ({@code GET_LOCK}), each waiting at most half the store's timeout for it.
      *
      * @return what was set up, and whether the event scheduler will run the purge
+     * @throws DedupStoreException (retryable) when another connection held the schema lock all that wait
      */
     public MysqlSchemaReport createSchema() {
-        return connections.run(connection -> MysqlSchema.create(connection, table, MysqlSchema.EVENT_INTERVAL),
-                "createSchema");
+        // The schema lock's wait leaves the other half of the timeout to the statements that create the schema.
+        int lockWaitSeconds = (int) Math.max(1, timeout.toSeconds() / 2);
+        return connections.run(connection -> MysqlSchema.create(connection, table, MysqlSchema.EVENT_INTERVAL,
+                lockWaitSeconds), "createSchema");
     }
 
     /**
@@ -129,11 +139,13 @@ public final class MysqlDedupStore extends AbstractDedupStore {
     }
 
     /**
-     * Reads the table's columns from {@code information_schema}: a missing table or a column of another type fails
-     * with a {@link dev.dedup.DedupConfigurationException} that names each difference and gives the DDL.
+     * Reads the table's shape from {@code information_schema}: a missing table, a missing column or one of another
+     * type, another engine than InnoDB, another primary key than {@code (namespace, key)} or an AUTO_INCREMENT column
+     * fails with a {@link dev.dedup.DedupConfigurationException} that names each difference and gives the DDL. A
+     * purge event that exists but is not enabled is logged as a warning (once).
      */
     public void validateSchema() {
-        connections.run(connection -> MysqlSchema.validate(connection, table), "validateSchema");
+        connections.run(connection -> MysqlSchema.validateWithEvent(connection, table), "validateSchema");
     }
 
     /**
@@ -192,8 +204,10 @@ public final class MysqlDedupStore extends AbstractDedupStore {
     protected List<ClaimResult> doClaimAll(List<String> keys, Duration lease) {
         // Each distinct key is claimed once, under its own owner; a key the batch repeats is a duplicate of that claim.
         Map<String, String> ownerByKey = ownersOfDistinctKeys(keys);
-        MysqlClaimBatch batch = new MysqlClaimBatch(calls, table, ownerByKey, lease);
-        Connections.Work<Map<String, ClaimResult>> claimAll = calls.untilDecided("claimAll", batch::claimPending);
+        // A new batch for each transaction: the keys a rolled-back one found are not claimed any more. After a lost
+        // reply the same owners claim again, so a row the lost attempt committed comes back as theirs.
+        Connections.Work<Map<String, ClaimResult>> claimAll = calls.untilDecidedAnew("claimAll",
+                () -> new MysqlClaimBatch(calls, table, ownerByKey, lease)::claimPending);
         return inInputOrder(keys, connections.runResending(claimAll, claimAll, "claimAll"));
     }
 
@@ -227,10 +241,19 @@ public final class MysqlDedupStore extends AbstractDedupStore {
 
     @Override
     protected List<Boolean> doSettleAll(List<Settlement> settlements) {
-        MysqlSettleBatch batch = new MysqlSettleBatch(calls, table, settlements, sql.finish(), sql.release());
         // After a lost reply, each settlement the rerun misses is read back as doFinish and doRelease read theirs.
-        Connections.Work<List<Boolean>> settle = calls.untilDecided("settleAll", batch::settle);
-        return connections.runResending(settle, settle, "settleAll");
+        return connections.runResending(settleAll(settlements, false), settleAll(settlements, true), "settleAll");
+    }
+
+    private Connections.Work<List<Boolean>> settleAll(List<Settlement> settlements, boolean afterLostReply) {
+        Connections.Work<List<Boolean>> settle = calls.untilDecidedAnew("settleAll", () -> new MysqlSettleBatch(calls,
+                table, settlements, sql.finish(), sql.release(), afterLostReply, driverCountsBatches.get())::settle);
+        return connection -> {
+            if (driverCountsBatches.get() == null) {
+                driverCountsBatches.set(MysqlSettleBatch.driverCountsBatches(connection, calls, table));
+            }
+            return settle.run(connection);
+        };
     }
 
     @Override
@@ -314,7 +337,8 @@ public final class MysqlDedupStore extends AbstractDedupStore {
         protected MysqlDedupStore newStore() {
             MysqlErrors errors = new MysqlErrors(table, location);
             return new MysqlDedupStore(new PooledConnections(dataSource, errors, timeout), table, errors,
-                    Statements.of(table, true), Statements.of(table, false), namespace, timeout, onClose);
+                    Statements.of(table, true), Statements.of(table, false), namespace, timeout, onClose,
+                    new AtomicReference<>());
         }
 
         /** Creates the table, purge procedure and event (see {@link MysqlDedupStore#createSchema()}). */

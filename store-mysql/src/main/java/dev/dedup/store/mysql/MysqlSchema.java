@@ -1,6 +1,7 @@
 package dev.dedup.store.mysql;
 
 import dev.dedup.DedupConfigurationException;
+import dev.dedup.DedupStoreException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -31,20 +32,34 @@ final class MysqlSchema {
         {"fingerprint", "varbinary(64)"}, {"created_us", "bigint"}, {"completed_us", "bigint"},
     };
 
+    private static final String PRIMARY_KEY = "(namespace, key)";
+
     /** Tables whose scheduler warning was logged: once per table and process, not at every start of a store. */
     private static final Set<String> WARNED = ConcurrentHashMap.newKeySet();
 
     private MysqlSchema() {}
 
-    static MysqlSchemaReport create(Connection connection, MysqlTable table, String eventInterval)
-            throws SQLException {
+    /**
+     * Creates what is missing of the schema under a named lock, waiting at most {@code lockWaitSeconds} for it.
+     *
+     * @throws DedupStoreException (retryable) when another connection held the lock all that time
+     */
+    static MysqlSchemaReport create(Connection connection, MysqlTable table, String eventInterval,
+            int lockWaitSeconds) throws SQLException {
         // Replicas that start together all create the schema: the named lock makes them take turns, so none drops
         // the procedure while another creates it. A session lock, released here or when the connection ends.
         String lockName = "dedup-schema:" + table.name.display();
         try (PreparedStatement lock = connection.prepareStatement(
-                "SELECT GET_LOCK(CONCAT('dedup-schema:', LEFT(SHA1(?), 40)), 30)")) {
+                "SELECT GET_LOCK(CONCAT('dedup-schema:', LEFT(SHA1(?), 40)), ?)")) {
             lock.setString(1, lockName);
-            lock.execute();
+            lock.setInt(2, lockWaitSeconds);
+            try (ResultSet obtained = lock.executeQuery()) {
+                if (!obtained.next() || obtained.getInt(1) != 1) {
+                    throw new DedupStoreException("createSchema of table " + table.name.display() + " waited "
+                            + lockWaitSeconds + " s for the lock another connection holds while it creates the same"
+                            + " schema (the named lock 'dedup-schema:' + SHA1('" + lockName + "')); retry", null, true);
+                }
+            }
         }
         try {
             return createLocked(connection, table, eventInterval);
@@ -74,16 +89,16 @@ final class MysqlSchema {
         try (Statement statement = connection.createStatement()) {
             statement.execute(table.createEvent(eventInterval));
             created = true;
-            problem = schedulerProblem(connection);
+            Optional<String> scheduler = schedulerProblem(connection);
+            Optional<String> event = eventProblem(connection, table);
+            problem = scheduler.isPresent() && event.isPresent() ? Optional.of(scheduler.get() + "; and " + event.get())
+                    : scheduler.or(() -> event);
         } catch (SQLException e) {
             created = false;
             problem = Optional.of("the purge event could not be created (" + e.getMessage() + "); grant the EVENT"
                     + " privilege, or schedule " + purge + " (or purgeExpired) yourself");
         }
-        if (problem.isPresent() && WARNED.add(table.name.display())) {
-            log.warn("dedup table {}: expired rows will not be purged on their own: {}", table.name.display(),
-                    problem.get());
-        }
+        problem.ifPresent(why -> warnOnce(table, why));
         return new MysqlSchemaReport(table.name.display(), created, eventName, purge, problem);
     }
 
@@ -101,6 +116,37 @@ final class MysqlSchema {
         }
     }
 
+    /**
+     * Why an existing purge event does not run: it is DISABLED, or SLAVESIDE_DISABLED (a replica's copy, which
+     * runs only if the server is promoted and the event enabled); empty when it is ENABLED or absent.
+     */
+    private static Optional<String> eventProblem(Connection connection, MysqlTable table) throws SQLException {
+        String event = table.name.name() + "_purge_event";
+        try (PreparedStatement query = describe(connection, table, table.describeEvent(), event);
+                ResultSet row = query.executeQuery()) {
+            if (!row.next() || "ENABLED".equalsIgnoreCase(row.getString(1))) {
+                return Optional.empty();
+            }
+            return Optional.of("the purge event " + event + " is " + row.getString(1) + ", so it does not run: ALTER"
+                    + " EVENT " + table.name.derived("_purge_event", '`') + " ENABLE, or schedule purgeExpired"
+                    + " yourself");
+        }
+    }
+
+    /** {@link #validate}, then a warning (logged once) if the purge event exists but does not run. */
+    static Void validateWithEvent(Connection connection, MysqlTable table) throws SQLException {
+        validate(connection, table);
+        eventProblem(connection, table).ifPresent(problem -> warnOnce(table, problem));
+        return null;
+    }
+
+    private static void warnOnce(MysqlTable table, String problem) {
+        if (WARNED.add(table.name.display())) {
+            log.warn("dedup table {}: expired rows will not be purged on their own: {}", table.name.display(),
+                    problem);
+        }
+    }
+
     /** {@return null, once the event, the procedure and the table are gone} */
     static Void drop(Connection connection, MysqlTable table) throws SQLException {
         try (Statement statement = connection.createStatement()) {
@@ -111,9 +157,14 @@ final class MysqlSchema {
         return null;
     }
 
-    /** {@return null when the table has the columns the statements need; throws naming the differences if not} */
+    /**
+     * {@return null when the table is what the statements need; throws naming each difference if not} The columns
+     * and their types; InnoDB (row locks, transactions); the primary key on (namespace, key), in that order, which the
+     * claim's duplicate check is; and no AUTO_INCREMENT column, whose id would replace the claim's insert id (the
+     * expiry it reads back).
+     */
     static Void validate(Connection connection, MysqlTable table) throws SQLException {
-        Map<String, String> found = columns(connection, table);
+        Map<String, String[]> found = columns(connection, table);
         if (found.isEmpty()) {
             throw new DedupConfigurationException("dedup table " + table.name.display() + " does not exist"
                     + (table.name.qualifier() == null ? " in the connection's database" : "")
@@ -121,37 +172,68 @@ final class MysqlSchema {
         }
         StringBuilder differences = new StringBuilder();
         for (String[] column : COLUMNS) {
-            String actual = found.get(column[0]);
+            String[] actual = found.get(column[0]);
             if (actual == null) {
                 differences.append("\n  missing column ").append(column[0]).append(' ').append(column[1]);
-            } else if (!actual.equals(column[1])) {
-                differences.append("\n  column ").append(column[0]).append(" is ").append(actual)
+            } else if (!actual[0].equals(column[1])) {
+                differences.append("\n  column ").append(column[0]).append(" is ").append(actual[0])
                         .append(", expected ").append(column[1]);
             }
         }
+        found.forEach((column, typeAndExtra) -> {
+            if (typeAndExtra[1].contains("auto_increment")) {
+                differences.append("\n  column ").append(column).append(" is AUTO_INCREMENT, which no column may be"
+                        + " (its id would replace the claim's insert id)");
+            }
+        });
+        try (PreparedStatement query = describe(connection, table, table.describeTable());
+                ResultSet row = query.executeQuery()) {
+            row.next();
+            String engine = row.getString(1);
+            if (!"InnoDB".equalsIgnoreCase(engine)) {
+                differences.append("\n  engine is ").append(engine).append(", expected InnoDB");
+            }
+            String primaryKey = row.getString(2) == null ? "none" : "(" + row.getString(2).replace(",", ", ") + ")";
+            if (!primaryKey.equalsIgnoreCase(PRIMARY_KEY)) {
+                differences.append("\n  primary key is ").append(primaryKey).append(", expected ").append(PRIMARY_KEY);
+            }
+        }
         if (!differences.isEmpty()) {
-            throw new DedupConfigurationException("dedup table " + table.name.display() + " has the wrong columns:"
+            throw new DedupConfigurationException("dedup table " + table.name.display() + " is not as the store needs:"
                     + differences + "\nIt must be:\n" + table.createTable() + ";");
         }
         return null;
     }
 
-    /** Column name (lower case) to type, bigint without its display width (MariaDB shows bigint(20)). */
-    private static Map<String, String> columns(Connection connection, MysqlTable table) throws SQLException {
-        Map<String, String> found = new LinkedHashMap<>();
-        try (PreparedStatement query = connection.prepareStatement(table.describeColumns())) {
-            int parameter = 1;
-            if (table.name.qualifier() != null) {
-                query.setString(parameter++, table.name.qualifier());
-            }
-            query.setString(parameter, table.name.name());
-            try (ResultSet rows = query.executeQuery()) {
-                while (rows.next()) {
-                    found.put(rows.getString(1).toLowerCase(Locale.ROOT),
-                            rows.getString(2).replaceAll("^bigint\\(\\d+\\)", "bigint"));
-                }
+    /** Column name (lower case) to type and extra, bigint without its display width (MariaDB shows bigint(20)). */
+    private static Map<String, String[]> columns(Connection connection, MysqlTable table) throws SQLException {
+        Map<String, String[]> found = new LinkedHashMap<>();
+        try (PreparedStatement query = describe(connection, table, table.describeColumns());
+                ResultSet rows = query.executeQuery()) {
+            while (rows.next()) {
+                found.put(rows.getString(1).toLowerCase(Locale.ROOT), new String[] {
+                    rows.getString(2).replaceAll("^bigint\\(\\d+\\)", "bigint"),
+                    rows.getString(3).toLowerCase(Locale.ROOT)});
             }
         }
         return found;
+    }
+
+    /** An information_schema query about the table, its parameters bound. */
+    private static PreparedStatement describe(Connection connection, MysqlTable table, String sql)
+            throws SQLException {
+        return describe(connection, table, sql, table.name.name());
+    }
+
+    /** An information_schema query about {@code name} in the table's database, its parameters bound. */
+    private static PreparedStatement describe(Connection connection, MysqlTable table, String sql, String name)
+            throws SQLException {
+        PreparedStatement query = connection.prepareStatement(sql);
+        int parameter = 1;
+        if (table.name.qualifier() != null) {
+            query.setString(parameter++, table.name.qualifier());
+        }
+        query.setString(parameter, name);
+        return query;
     }
 }

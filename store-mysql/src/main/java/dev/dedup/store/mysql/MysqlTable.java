@@ -204,6 +204,14 @@ final class MysqlTable {
         return "`owner` = ? AND `state` = 'IN_PROGRESS'" + (leaseClock ? " AND `expires_us` > " + NOW_US : "");
     }
 
+    /**
+     * A DELETE that never touches a row, nor locks one (its WHERE is false): run twice as a batch, it shows whether
+     * the driver reports each statement's row count. Parameter: namespace.
+     */
+    String deleteNothing() {
+        return "DELETE FROM " + qualified + " WHERE `namespace` = ? AND 1 = 0";
+    }
+
     /** The state of the record if its owner holds or held it: how a retry learns what a lost reply did. */
     String stateOfOwner() {
         return "SELECT `state` FROM " + qualified + " WHERE `namespace` = ? AND `key` = ? AND `owner` = ?";
@@ -227,10 +235,29 @@ final class MysqlTable {
 
     // ----- schema checks ----------------------------------------------------------------------------------------
 
-    /** The table's columns and their types, in the named database or the connection's current one. */
+    /**
+     * The table's columns, their types and extras ({@code auto_increment}), in the named database or the
+     * connection's current one. Parameters: the database if named, the table.
+     */
     String describeColumns() {
-        return "SELECT COLUMN_NAME, COLUMN_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = "
-                + (name.qualifier() == null ? "DATABASE()" : "?") + " AND TABLE_NAME = ?";
+        return "SELECT COLUMN_NAME, COLUMN_TYPE, EXTRA FROM information_schema.COLUMNS WHERE " + thisTable();
+    }
+
+    /** The table's engine and its primary key's columns in order, comma-separated. Parameters as describeColumns. */
+    String describeTable() {
+        return "SELECT ENGINE, (SELECT GROUP_CONCAT(COLUMN_NAME ORDER BY SEQ_IN_INDEX) FROM information_schema.STATISTICS"
+                + " s WHERE s.TABLE_SCHEMA = t.TABLE_SCHEMA AND s.TABLE_NAME = t.TABLE_NAME AND s.INDEX_NAME = 'PRIMARY')"
+                + " FROM information_schema.TABLES t WHERE " + thisTable();
+    }
+
+    /** The purge event's status. Parameters: the database if named, the event's name. */
+    String describeEvent() {
+        return "SELECT STATUS FROM information_schema.EVENTS WHERE EVENT_SCHEMA = "
+                + (name.qualifier() == null ? "DATABASE()" : "?") + " AND EVENT_NAME = ?";
+    }
+
+    private String thisTable() {
+        return "TABLE_SCHEMA = " + (name.qualifier() == null ? "DATABASE()" : "?") + " AND TABLE_NAME = ?";
     }
 
 }

@@ -1,10 +1,13 @@
 package dev.dedup.store.mysql;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
+import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.dedup.Claim;
 import dev.dedup.ClaimResult;
+import dev.dedup.DedupStoreException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -71,6 +74,36 @@ class MariaDbDeadlockTest {
 
             assertThat(batch.get(5, TimeUnit.SECONDS)).allSatisfy(result -> assertThat(result)
                     .isInstanceOf(Claim.class));
+        }
+    }
+
+    @Test
+    @DisplayName("a lock wait that leaves under a second of the timeout ends the call in time, with the server's error")
+    void lockWaitsStayWithinTheTimeout() throws SQLException {
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(MariaDbTestSupport.jdbcUrl());
+        config.setMaximumPoolSize(1);
+        config.setConnectionInitSql("SET SESSION innodb_lock_wait_timeout = 1");
+        String key = "locked-" + UUID.randomUUID();
+        try (HikariDataSource waiting = new HikariDataSource(config);
+                MysqlDedupStore timed = MysqlDedupStore.builder(waiting).namespace("deadlock-test")
+                        .timeout(Duration.ofMillis(1500)).build();
+                Connection transaction = pool.getConnection()) {
+            transaction.setAutoCommit(false);
+            store.inTransaction(transaction).claim(key, Duration.ofMinutes(1)); // holds the row until the end
+
+            long start = System.nanoTime();
+            Throwable failure = catchThrowable(() -> timed.claim(key, Duration.ofMinutes(1)));
+            Duration took = Duration.ofNanos(System.nanoTime() - start);
+
+            // One lock wait of 1 s, then half a second left: too little for another, so the wait's error ends it.
+            assertThat(took).isLessThan(Duration.ofMillis(1500));
+            assertThat(failure).isInstanceOf(DedupStoreException.class)
+                    .satisfies(e -> assertThat(((DedupStoreException) e).isRetryable()).isTrue())
+                    .hasRootCauseInstanceOf(SQLException.class)
+                    .rootCause().satisfies(root -> assertThat(((SQLException) root).getErrorCode())
+                            .isEqualTo(MysqlErrors.LOCK_WAIT_TIMEOUT));
+            transaction.rollback();
         }
     }
 }

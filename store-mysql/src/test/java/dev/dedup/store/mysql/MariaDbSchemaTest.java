@@ -6,7 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.dedup.Claim;
 import dev.dedup.DedupConfigurationException;
+import dev.dedup.DedupStoreException;
 import java.sql.Connection;
+import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -17,6 +19,8 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** Creating, checking and dropping the schema, and the purge, on the real MariaDB. */
 class MariaDbSchemaTest {
@@ -81,21 +85,60 @@ class MariaDbSchemaTest {
                 .hasMessageContaining("CREATE TABLE");
     }
 
-    @Test
-    @DisplayName("a table with a narrower key or another expiry type fails validation, naming each column")
-    void alteredTableIsAConfigurationError() throws SQLException {
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+        "MODIFY `key` VARCHAR(255) NOT NULL, MODIFY `expires_us` DATETIME(6) NOT NULL"
+                + " | column expires_us is datetime(6), expected bigint",
+        "ENGINE=MyISAM | engine is MyISAM, expected InnoDB",
+        "DROP PRIMARY KEY, ADD PRIMARY KEY (`key`, `namespace`)"
+                + " | primary key is (key, namespace), expected (namespace, key)",
+        "DROP PRIMARY KEY, ADD COLUMN `id` BIGINT AUTO_INCREMENT PRIMARY KEY, ADD UNIQUE KEY (`namespace`, `key`)"
+                + " | column id is AUTO_INCREMENT",
+    })
+    @DisplayName("other column types, engine, primary key or an AUTO_INCREMENT column fail validation, naming each")
+    void tableOfAnotherShapeIsAConfigurationError(String alteration, String expected) throws SQLException {
         String table = newTable();
         MysqlDedupStore store = MysqlDedupStore.builder(pool).table(table).createSchema(true).build();
         try {
-            execute("ALTER TABLE `" + table + "` MODIFY `key` VARCHAR(255) NOT NULL,"
-                    + " MODIFY `expires_us` DATETIME(6) NOT NULL");
+            execute("ALTER TABLE `" + table + "` " + alteration);
             assertThatThrownBy(() -> MysqlDedupStore.builder(pool).table(table).build())
                     .isInstanceOf(DedupConfigurationException.class)
-                    .hasMessageContaining("column key is varchar(255), expected varbinary(512)")
-                    .hasMessageContaining("column expires_us is datetime(6), expected bigint")
+                    .hasMessageContaining(expected)
                     .hasMessageContaining("It must be:");
         } finally {
             store.dropSchema();
+        }
+    }
+
+    @Test
+    @DisplayName("a purge event that exists but is disabled is reported by createSchema")
+    void disabledEventIsReported() throws SQLException {
+        String table = newTable();
+        MysqlDedupStore store = MysqlDedupStore.builder(pool).table(table).createSchema(true).build();
+        try {
+            execute("ALTER EVENT `" + table + "_purge_event` DISABLE");
+            assertThat(store.createSchema().eventProblem()).get().asString()
+                    .contains("the purge event " + table + "_purge_event is DISABLED")
+                    .contains("ALTER EVENT `" + table + "_purge_event` ENABLE");
+            store.validateSchema(); // logs the same warning, and passes: the table is right
+        } finally {
+            store.dropSchema();
+        }
+    }
+
+    @Test
+    @DisplayName("createSchema while another connection holds the schema lock fails in time, retryable, naming it")
+    void heldSchemaLockFailsInTime() throws SQLException {
+        String table = newTable();
+        MysqlDedupStore store = MysqlDedupStore.builder(pool).table(table).validateSchema(false)
+                .timeout(Duration.ofSeconds(2)).build();
+        try (Connection holder = DriverManager.getConnection(MariaDbTestSupport.jdbcUrl());
+                Statement statement = holder.createStatement()) {
+            statement.execute("SELECT GET_LOCK(CONCAT('dedup-schema:', LEFT(SHA1('dedup-schema:" + table + "'), 40)),"
+                    + " 0)");
+            assertThatThrownBy(store::createSchema).isInstanceOf(DedupStoreException.class)
+                    .hasMessageContaining("waited 1 s for the lock")
+                    .satisfies(e -> assertThat(((DedupStoreException) e).isRetryable()).isTrue());
         }
     }
 
@@ -132,7 +175,7 @@ class MariaDbSchemaTest {
         String table = newTable();
         MysqlTable parsed = MysqlTable.parse(table);
         try (Connection connection = pool.getConnection()) {
-            MysqlSchema.create(connection, parsed, "1 SECOND");
+            MysqlSchema.create(connection, parsed, "1 SECOND", 5);
         }
         MysqlDedupStore store = MysqlDedupStore.builder(pool).table(table).build();
         try {

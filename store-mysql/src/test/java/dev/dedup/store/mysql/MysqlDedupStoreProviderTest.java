@@ -10,13 +10,23 @@ import dev.dedup.DedupStore;
 import dev.dedup.DedupStoreException;
 import dev.dedup.DedupStores;
 import dev.dedup.Duplicate;
+import dev.dedup.jdbc.UriPool;
+import dev.dedup.spi.StoreUri;
 import dev.dedup.tck.NoSecrets;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
 import java.time.Duration;
+import java.util.Map;
+import java.util.Properties;
 import java.util.UUID;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.mariadb.jdbc.MariaDbDataSource;
 
 /** Opening by URI: the four schemes, which parameters are refused, and that no credential leaks. */
 class MysqlDedupStoreProviderTest {
@@ -51,6 +61,12 @@ class MysqlDedupStoreProviderTest {
         assertThatThrownBy(() -> DedupStores.open("jdbc:mysql://h/db?allowMultiQueries=true"))
                 .isInstanceOf(DedupConfigurationException.class)
                 .hasMessageContaining("unknown parameter 'allowMultiQueries'");
+        assertThatThrownBy(() -> DedupStores.open("mysql://h/db?trustCertificateKeyStoreUrl=file:/ca.jks"))
+                .as("MySQL Connector/J's name, which MariaDB Connector/J would ignore")
+                .isInstanceOf(DedupConfigurationException.class)
+                .hasMessageContaining("'trustCertificateKeyStoreUrl' in mysql://h/db?trustCertificateKeyStoreUrl=")
+                .hasMessageContaining("not a setting of MariaDB Connector/J, which serves this store")
+                .hasMessageContaining("trustStore");
         assertThatThrownBy(() -> DedupStores.open("mysql://h/db?table=a.b.c"))
                 .isInstanceOf(DedupConfigurationException.class)
                 .hasMessageContaining("but was 'a.b.c'");
@@ -69,6 +85,48 @@ class MysqlDedupStoreProviderTest {
                 + "?password=pw-s3cret&namepsace=n"));
         assertThat(refused).isInstanceOf(DedupConfigurationException.class);
         NoSecrets.assertNoSecret(refused, "s3cret");
+    }
+
+    @Test
+    @DisplayName("a lock wait on a store opened by URI ends by the query timeout, with the connection still whole")
+    void lockWaitEndsByTheQueryTimeout() throws SQLException {
+        String key = "locked-" + UUID.randomUUID();
+        try (DedupStore store = DedupStores.open(MariaDbTestSupport.jdbcUrl()
+                        + "&namespace=uri-lock-wait&timeout=1s&poolSize=1&createSchema=true");
+                Connection locker = DriverManager.getConnection(MariaDbTestSupport.jdbcUrl())) {
+            locker.setAutoCommit(false);
+            try (PreparedStatement insert = locker.prepareStatement("INSERT INTO `dedup_claims` (`namespace`, `key`,"
+                    + " `owner`, `state`, `expires_us`, `created_us`) VALUES (?, ?, 'other', 'IN_PROGRESS', 0, 0)")) {
+                insert.setBytes(1, "uri-lock-wait".getBytes(StandardCharsets.UTF_8));
+                insert.setBytes(2, key.getBytes(StandardCharsets.UTF_8));
+                insert.executeUpdate(); // holds the key's row until the rollback
+            }
+            Throwable failure = catchThrowable(() -> store.claim(key, Duration.ofSeconds(5)));
+            locker.rollback();
+
+            assertThat(failure).isInstanceOf(DedupStoreException.class).hasRootCauseInstanceOf(SQLException.class);
+            Throwable root = failure;
+            while (root.getCause() != null) {
+                root = root.getCause();
+            }
+            assertThat(((SQLException) root).getSQLState()).as("the server's error, not a broken connection").doesNotStartWith("08");
+            assertThat(store.claim(key, Duration.ofSeconds(5))).isInstanceOf(Claim.class);
+        }
+    }
+
+    @Test
+    @DisplayName("driver passwords reach the driver, and are not left in the pool's settings, which HikariCP logs")
+    void driverPasswordsStayOutOfThePoolSettings() {
+        StoreUri uri = StoreUri.parse("mariadb://127.0.0.1:1/db?namespace=n&keyStorePassword=ks-s3cret"
+                + "&trustStorePassword=ts-s3cret", Map.of()).check(new MysqlDedupStoreProvider().parameters());
+        Properties given = new Properties();
+        try (UriPool pool = UriPool.open(uri, "jdbc:mariadb", "mysql://host:3306/database", (config, timeout) -> {
+            given.putAll(config.getDataSourceProperties());
+            return new MariaDbDataSource();
+        }, e -> false)) {
+            assertThat(given).containsEntry("keyStorePassword", "ks-s3cret");
+            assertThat(pool.getDataSourceProperties().toString()).doesNotContain("s3cret");
+        }
     }
 
     @Test

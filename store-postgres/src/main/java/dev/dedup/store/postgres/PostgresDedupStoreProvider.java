@@ -78,7 +78,7 @@ public final class PostgresDedupStoreProvider implements DedupStoreProvider {
 
     /**
      * The driver's DataSource for the pool {@code config} describes (its JDBC URL and driver properties), with the
-     * TCP connect, login and socket reads bounded by {@code timeout}.
+     * TCP connect and login bounded by {@code timeout}, socket reads by {@link PooledConnections#replyTimeout}.
      */
     private static PGSimpleDataSource driver(HikariConfig config, Duration timeout) {
         PGSimpleDataSource driver = new PGSimpleDataSource();
@@ -95,7 +95,8 @@ public final class PostgresDedupStoreProvider implements DedupStoreProvider {
         int seconds = PooledConnections.wholeSeconds(timeout);
         driver.setConnectTimeout(atMost(driver.getConnectTimeout(), seconds));
         driver.setLoginTimeout(atMost(driver.getLoginTimeout(), seconds));
-        driver.setSocketTimeout(atMost(driver.getSocketTimeout(), seconds));
+        driver.setSocketTimeout(atMost(driver.getSocketTimeout(),
+                (int) PooledConnections.replyTimeout(timeout).toSeconds()));
         return driver;
     }
 

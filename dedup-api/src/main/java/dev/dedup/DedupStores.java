@@ -4,6 +4,7 @@ import dev.dedup.spi.DedupStoreProvider;
 import dev.dedup.spi.Redaction;
 import dev.dedup.spi.Spelling;
 import dev.dedup.spi.StoreUri;
+import dev.dedup.spi.UriParameters;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -68,6 +69,28 @@ public final class DedupStores {
      */
     public static DedupStore open(String uri, Map<String, String> properties) {
         StoreUri storeUri = StoreUri.parse(uri, properties);
+        DedupStoreProvider provider = providerOf(storeUri);
+        StoreUri checked = storeUri.check(provider.parameters());
+        try {
+            return provider.open(checked);
+        } catch (RuntimeException e) {
+            throw Redaction.scrub(asDedupException(e, checked), checked.secrets());
+        }
+    }
+
+    /**
+     * The query parameters the store of a URI accepts, without opening it: a framework that maps its own settings
+     * onto URI parameters (a Spring Boot property) hands over only those the store takes.
+     *
+     * @param uri the store URI; its scheme picks the provider
+     * @return the provider's parameters
+     * @throws DedupConfigurationException if the URI is malformed, or no provider or several claim its scheme
+     */
+    public static UriParameters parameters(String uri) {
+        return providerOf(StoreUri.parse(uri, Map.of())).parameters();
+    }
+
+    private static DedupStoreProvider providerOf(StoreUri storeUri) {
         Discovery discovery = discover();
         List<DedupStoreProvider> matching = new ArrayList<>();
         for (DedupStoreProvider provider : discovery.providers) {
@@ -86,13 +109,7 @@ public final class DedupStores {
             throw new DedupConfigurationException("several DedupStoreProviders for scheme '" + storeUri.scheme()
                     + "': " + describe(matching) + "; keep exactly one of them on the class path");
         }
-        DedupStoreProvider provider = matching.get(0);
-        StoreUri checked = storeUri.check(provider.parameters());
-        try {
-            return provider.open(checked);
-        } catch (RuntimeException e) {
-            throw Redaction.scrub(asDedupException(e, checked), checked.secrets());
-        }
+        return matching.get(0);
     }
 
     /** A provider should throw only dedup's exceptions; this maps what a driver let through. */

@@ -40,7 +40,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * Chaos on the real broker and servers with real processes: {@link ChaosRunSize#messages()} (5,000 unless set)
+ * Chaos on the real broker and servers with real processes: {@link ChaosRunSize#messages()} (3,000 unless set)
  * reserve messages with unique ids, 10% published twice, three consumer processes ({@link ChaosConsumerMain}) in one
  * group; the driver SIGKILLs a random consumer every 1-2 s (after freezing it to read where it stood) and starts a
  * new one, and consumers also halt themselves at chosen points, counting where. Every record's effect is an

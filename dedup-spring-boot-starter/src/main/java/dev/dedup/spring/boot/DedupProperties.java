@@ -177,15 +177,16 @@ public class DedupProperties {
             this.uri = uri;
         }
 
-        /** {@return whether a PostgreSQL store built on the application's DataSource creates its table} */
+        /** {@return whether the store creates its table (index, purge job) at start when missing} */
         public boolean isCreateSchema() {
             return createSchema;
         }
 
         /**
-         * Sets whether a PostgreSQL store built on the application's {@code DataSource} creates (or upgrades) its
-         * table at start (default false: it only checks the table and reports the DDL). A store opened by URI takes
-         * {@code createSchema} from the URI.
+         * Sets whether the store creates (or upgrades) its table at start (default false: it only checks the table,
+         * and a missing one fails the start with its DDL): a store built on the application's {@code DataSource},
+         * {@code DynamoDbClient} or {@code MongoClient}, and a store opened by URI whose scheme takes
+         * {@code createSchema} (PostgreSQL, MySQL/MariaDB), where {@code true} wins over the URI's own.
          *
          * @param createSchema true to create the table
          */
@@ -256,6 +257,7 @@ public class DedupProperties {
         private boolean failOpen;
         private DataSize maxBodySize = DataSize.ofMegabytes(1);
         private int filterOrder;
+        private String problemTypeBase;
 
         /** Creates the HTTP settings with their defaults. */
         public Http() {}
@@ -456,6 +458,22 @@ public class DedupProperties {
          */
         public void setFilterOrder(int filterOrder) {
             this.filterOrder = filterOrder;
+        }
+
+        /** {@return where the filter's problem types are documented; null for dedup's own page} */
+        public String getProblemTypeBase() {
+            return problemTypeBase;
+        }
+
+        /**
+         * Sets the page that documents the filter's problem responses (default dedup's docs/spring-boot.md): each
+         * problem's {@code type} is this URI and {@code #} the problem's anchor, for example
+         * {@code https://api.example.com/docs/errors#idempotency-key-missing}.
+         *
+         * @param problemTypeBase an absolute URI without a fragment
+         */
+        public void setProblemTypeBase(String problemTypeBase) {
+            this.problemTypeBase = problemTypeBase;
         }
 
         /** What a protected request without an authenticated principal gets. */

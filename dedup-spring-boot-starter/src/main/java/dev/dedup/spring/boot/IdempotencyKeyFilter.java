@@ -5,6 +5,7 @@ import dev.dedup.DedupStore;
 import dev.dedup.IdempotentConsumer;
 import dev.dedup.ProcessingOutcome;
 import dev.dedup.spring.boot.DedupProperties.Http.AnonymousCallers;
+import dev.dedup.spring.boot.Problems.Problem;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
 import jakarta.servlet.FilterChain;
@@ -60,6 +61,7 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
     private final DedupProperties.Http settings;
     private final ProtectedRequests protectedRequests;
     private final IdempotencyKeys keys;
+    private final Problems problems;
     private final IdempotentConsumer<Exchange, StoredResponse> consumer;
     private final StoreOutageListener outages;
     private final Clock clock = Clock.systemUTC();
@@ -72,11 +74,13 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
      * @param properties the settings: {@code dedup.lease}, {@code dedup.retention} and {@code dedup.http.*}
      * @param outages told of each request that met an unreachable store
      * @throws IllegalArgumentException if the lease or the retention is out of range
+     * @throws dev.dedup.DedupConfigurationException if {@code dedup.http.problem-type-base} is no absolute URI
      */
     public IdempotencyKeyFilter(DedupStore store, DedupProperties properties, StoreOutageListener outages) {
         this.settings = properties.getHttp();
         this.protectedRequests = new ProtectedRequests(settings.getMethods(), settings.getPaths());
         this.keys = new IdempotencyKeys(settings.getKeyHeader(), settings.getTenantHeader());
+        this.problems = Problems.documentedAt(settings.getProblemTypeBase());
         this.outages = Objects.requireNonNull(outages, "outages");
         // The store keeps the request's fingerprint with the claim: a different request under a key still in
         // progress is refused (KeyReused) as well as one under a completed key.
@@ -113,17 +117,17 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
         try {
             clientKey = keys.clientKey(request);
         } catch (IllegalArgumentException e) {
-            Problems.write(response, 400, "Invalid " + keys.keyHeader(), e.getMessage());
+            problems.write(response, Problem.KEY_INVALID, "Invalid " + keys.keyHeader(), e.getMessage());
             return;
         }
         if (clientKey == null) {
-            Problems.write(response, 400, keys.keyHeader() + " required",
+            problems.write(response, Problem.KEY_MISSING, keys.keyHeader() + " required",
                     "this endpoint requires an " + keys.keyHeader() + " header, a unique value per operation");
             return;
         }
         BufferedBodyRequest buffered = BufferedBodyRequest.read(request, settings.getMaxBodySize().toBytes());
         if (buffered == null) {
-            Problems.write(response, 413, "Request body too large", "a request with an " + keys.keyHeader()
+            problems.write(response, Problem.BODY_TOO_LARGE, "Request body too large", "a request with an " + keys.keyHeader()
                     + " may carry at most " + settings.getMaxBodySize().toBytes() + " bytes");
             return;
         }
@@ -146,7 +150,7 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
                     + " set dedup.http.anonymous-callers=shared to accept that", request.getMethod(),
                     ProtectedRequests.pathOf(request));
         }
-        Problems.write(response, 401, "Authentication required", "requests with an " + keys.keyHeader()
+        problems.write(response, Problem.UNAUTHENTICATED, "Authentication required", "requests with an " + keys.keyHeader()
                 + " on this endpoint must come from an authenticated caller");
     }
 
@@ -247,12 +251,12 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
             reused(response);
         } else if (outcome instanceof ProcessingOutcome.InProgressElsewhere<StoredResponse> running) {
             response.setHeader("Retry-After", String.valueOf(secondsUntil(running.leaseExpiresAt())));
-            Problems.write(response, 409, "Request in progress", "a request with this " + keys.keyHeader()
+            problems.write(response, Problem.IN_PROGRESS, "Request in progress", "a request with this " + keys.keyHeader()
                     + " is still being processed; retry after it has finished");
         } else if (outcome instanceof ProcessingOutcome.Failed<StoredResponse> failed) {
             failed(failed, exchange);
         } else {
-            Problems.write(response, 409, "Key already used", "this " + keys.keyHeader()
+            problems.write(response, Problem.NOT_REPLAYABLE, "Key already used", "this " + keys.keyHeader()
                     + " was used by a request whose response cannot be replayed");
         }
     }
@@ -261,7 +265,7 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
             throws IOException, ServletException {
         Throwable cause = failed.cause();
         if (failed.key() == null) {
-            Problems.write(exchange.response, 400, "Invalid " + keys.keyHeader(), String.valueOf(cause.getMessage()));
+            problems.write(exchange.response, Problem.KEY_INVALID, "Invalid " + keys.keyHeader(), String.valueOf(cause.getMessage()));
         } else if (cause instanceof ReleasedResponse || cause instanceof CancellationException) {
             exchange.buffer.sendAsIs();
         } else if (cause instanceof HandlerFailure handlerFailure) {
@@ -292,7 +296,7 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
         if (passThrough) {
             exchange.chain.doFilter(exchange.request, exchange.response);
         } else {
-            Problems.write(exchange.response, 503, "Service unavailable",
+            problems.write(exchange.response, Problem.STORE_UNAVAILABLE, "Service unavailable",
                     "requests with an " + keys.keyHeader() + " cannot be processed now; retry later");
         }
     }
@@ -300,7 +304,7 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
     private void replay(StoredResponse stored, Exchange exchange) throws IOException {
         HttpServletResponse response = exchange.response;
         if (stored == null) {
-            Problems.write(response, 409, "Key already used", "this " + keys.keyHeader()
+            problems.write(response, Problem.NOT_REPLAYABLE, "Key already used", "this " + keys.keyHeader()
                     + " was used by a request whose response cannot be replayed");
             return;
         }
@@ -316,7 +320,7 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
     }
 
     private void reused(HttpServletResponse response) throws IOException {
-        Problems.write(response, 422, keys.keyHeader() + " reused", "this " + keys.keyHeader()
+        problems.write(response, Problem.KEY_REUSED, keys.keyHeader() + " reused", "this " + keys.keyHeader()
                 + " was already used for a different request (method, path, query or body)");
     }
 

@@ -21,7 +21,8 @@ import tools.jackson.databind.json.JsonMapper;
 
 /** The {@code dedup} actuator endpoint over real HTTP, on the PostgreSQL store, reading and forgetting live keys. */
 @SpringBootTest(classes = TestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = {"dedup.store.create-schema=true", "management.endpoints.web.exposure.include=dedup"})
+        properties = {"dedup.store.create-schema=true", "management.endpoints.web.exposure.include=health,metrics,dedup",
+                "dedup.http.paths=/payments"})
 class DedupEndpointOnPostgresTest {
     private static final JsonMapper JSON = JsonMapper.builder().build();
 
@@ -72,6 +73,21 @@ class DedupEndpointOnPostgresTest {
         assertThat(JSON.readTree(forgotten.body()).get("forgotten").asBoolean()).isTrue();
         assertThat(http.get(path).statusCode()).isEqualTo(404);
         assertThat(billing.charge(new Order(id, 700)).run()).isEqualTo(2);
+    }
+
+    @Test
+    void theKeyOfAnHttpRequestIsBuiltAsTheDocsSayAndTheDefaultEndpointsStayExposed() {
+        String clientKey = id();
+        assertThat(http.post("/payments", clientKey, "p-" + clientKey, "X-Test-User", "alice").statusCode())
+                .isEqualTo(201);
+
+        // docs/spring-boot.md: http|user:<principal>|any-tenant|<Idempotency-Key>, '|' written %7C in a URL
+        HttpResponse<String> shown = http.get("/actuator/dedup/http%7Cuser:alice%7Cany-tenant%7C" + clientKey);
+
+        assertThat(shown.statusCode()).isEqualTo(200);
+        assertThat(JSON.readTree(shown.body()).get("state").asString()).isEqualTo("COMPLETED");
+        assertThat(http.get("/actuator/health").statusCode()).isEqualTo(200);
+        assertThat(http.get("/actuator/metrics/dedup.claims").statusCode()).isEqualTo(200);
     }
 
     @Test

@@ -144,7 +144,8 @@ abstract class IdempotencyKeyContract {
 
         assertThat(response.statusCode()).isEqualTo(400);
         assertThat(response.headers().firstValue("Content-Type")).hasValue("application/problem+json");
-        assertThat(response.body()).contains("Idempotency-Key");
+        assertThat(response.body()).contains("Idempotency-Key").contains("\"type\":\""
+                + "https://github.com/dedup-dev/dedup/blob/main/docs/spring-boot.md#idempotency-key-missing\"");
         assertThat(TestApplication.runs(body)).isZero();
     }
 

@@ -1,8 +1,10 @@
 package com.example.payments;
 
+// readme:idempotent-imports
 import dev.dedup.spring.boot.Idempotent;
 import java.util.concurrent.atomic.AtomicLong;
 import org.springframework.stereotype.Service;
+// end
 
 /**
  * A service method made idempotent with the starter's annotation: a refund requested again for the same payment

@@ -21,7 +21,7 @@ class PaymentsOnPostgresTest {
     static void store(DynamicPropertyRegistry registry) {
         String jdbc = System.getenv("DEDUP_TEST_POSTGRES_URL");   // set by scripts/test-servers.sh
         if (jdbc != null && !jdbc.isBlank()) {
-            registry.add("dedup.store.uri", () -> jdbc + "&createSchema=true&namespace=example-"
+            registry.add("dedup.store.uri", () -> jdbc + "&namespace=example-"
                     + UUID.randomUUID().toString().substring(0, 8));
         }
     }

@@ -2,7 +2,9 @@ package dev.dedup.spring.boot;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
 
@@ -244,6 +246,8 @@ public class DedupProperties {
 
     /** The HTTP {@code Idempotency-Key} filter's settings. */
     public static class Http {
+        /** The longest {@code dedup.http.in-progress-wait}: a servlet thread waits meanwhile. */
+        static final Duration MAX_IN_PROGRESS_WAIT = Duration.ofSeconds(60);
         private boolean enabled = true;
         private List<String> paths = new ArrayList<>();
         private List<String> methods = new ArrayList<>(List.of("POST", "PATCH"));
@@ -258,6 +262,8 @@ public class DedupProperties {
         private DataSize maxBodySize = DataSize.ofMegabytes(1);
         private int filterOrder;
         private String problemTypeBase;
+        private Duration inProgressWait = Duration.ZERO;
+        private Map<String, Duration> retentionByPath = new LinkedHashMap<>();
 
         /** Creates the HTTP settings with their defaults. */
         public Http() {}
@@ -474,6 +480,43 @@ public class DedupProperties {
          */
         public void setProblemTypeBase(String problemTypeBase) {
             this.problemTypeBase = problemTypeBase;
+        }
+
+        /** {@return how long a duplicate of a running request waits for its response before a 409} */
+        public Duration getInProgressWait() {
+            return inProgressWait;
+        }
+
+        /**
+         * Sets how long a request whose key another request still holds waits for that request's response, to
+         * replay it, before it is answered 409 (default 0: at once). The wait holds a servlet thread: keep it
+         * short, around the handler's usual time.
+         *
+         * @param inProgressWait 0 to 60 seconds
+         */
+        public void setInProgressWait(Duration inProgressWait) {
+            if (inProgressWait == null || inProgressWait.isNegative()
+                    || inProgressWait.compareTo(MAX_IN_PROGRESS_WAIT) > 0) {
+                throw new IllegalArgumentException("dedup.http.in-progress-wait must be from 0 to "
+                        + MAX_IN_PROGRESS_WAIT.toSeconds() + "s, but was " + inProgressWait);
+            }
+            this.inProgressWait = inProgressWait;
+        }
+
+        /** {@return the retention of the responses on some paths, by path pattern} */
+        public Map<String, Duration> getRetentionByPath() {
+            return retentionByPath;
+        }
+
+        /**
+         * Sets how long the responses of some paths are kept, by path pattern (first match wins; other protected
+         * paths keep {@code dedup.retention}), for example
+         * {@code dedup.http.retention-by-path.[/payments/**]=7d}: the brackets keep the pattern's characters.
+         *
+         * @param retentionByPath retentions by path pattern, each from 1 ms to 366 days
+         */
+        public void setRetentionByPath(Map<String, Duration> retentionByPath) {
+            this.retentionByPath = retentionByPath;
         }
 
         /** What a protected request without an authenticated principal gets. */

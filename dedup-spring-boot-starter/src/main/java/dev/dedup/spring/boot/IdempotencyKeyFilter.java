@@ -27,10 +27,14 @@ import java.util.Objects;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.http.server.PathContainer;
 import org.springframework.web.filter.OncePerRequestFilter;
 import org.springframework.web.util.ContentCachingResponseWrapper;
+import org.springframework.web.util.pattern.PathPattern;
+import org.springframework.web.util.pattern.PathPatternParser;
 
 /**
  * Makes protected endpoints idempotent with the {@code Idempotency-Key} header (IETF
@@ -41,7 +45,8 @@ import org.springframework.web.util.ContentCachingResponseWrapper;
  *   <li>No key on a protected request, or a malformed one: 400. No authenticated principal (unless
  *       {@code dedup.http.anonymous-callers=shared}): 401. A body over {@code dedup.http.max-body-size}: 413.</li>
  *   <li>The key of a completed request, sent with another method, path, query or body: 422.</li>
- *   <li>The key of a request still running: 409 with {@code Retry-After}.</li>
+ *   <li>The key of a request still running: 409 with {@code Retry-After}; with {@code dedup.http.in-progress-wait}
+ *       the duplicate first waits up to that long for the running request's response, and replays it.</li>
  *   <li>2xx, 3xx and 4xx responses are stored; a 5xx (unless {@code dedup.http.store-server-errors}), a status in
  *       {@code dedup.http.release-statuses} (429, 408 ...), an error page ({@code sendError}, whose body the
  *       container renders after the filter) or an exception releases the key, so the retry runs again.</li>
@@ -62,7 +67,10 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
     private final ProtectedRequests protectedRequests;
     private final IdempotencyKeys keys;
     private final Problems problems;
+    /** The consumer of requests with no retention of their own; those with one have theirs here, first match wins. */
     private final IdempotentConsumer<Exchange, StoredResponse> consumer;
+    private final Map<PathPattern, IdempotentConsumer<Exchange, StoredResponse>> consumersByPath =
+            new LinkedHashMap<>();
     private final StoreOutageListener outages;
     private final Clock clock = Clock.systemUTC();
     private volatile boolean warnedAboutAnonymousCallers;
@@ -82,13 +90,33 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
         this.keys = new IdempotencyKeys(settings.getKeyHeader(), settings.getTenantHeader());
         this.problems = Problems.documentedAt(settings.getProblemTypeBase());
         this.outages = Objects.requireNonNull(outages, "outages");
+        this.consumer = consumer(store, properties, properties.getRetention());
+        settings.getRetentionByPath().forEach((path, retention) -> consumersByPath.put(
+                PathPatternParser.defaultInstance.parse(path), consumer(store, properties, retention)));
+    }
+
+    private static IdempotentConsumer<Exchange, StoredResponse> consumer(DedupStore store, DedupProperties properties,
+            Duration retention) {
         // The store keeps the request's fingerprint with the claim: a different request under a key still in
         // progress is refused (KeyReused) as well as one under a completed key.
-        this.consumer = IdempotentConsumer.builder(store, Exchange::key, new StoredResponseCodec())
+        return IdempotentConsumer.builder(store, Exchange::key, new StoredResponseCodec())
                 .fingerprint(exchange -> exchange.fingerprint)
                 .lease(properties.getLease())
-                .retention(properties.getRetention())
+                .retention(retention)
                 .build();
+    }
+
+    private IdempotentConsumer<Exchange, StoredResponse> consumerFor(HttpServletRequest request) {
+        if (consumersByPath.isEmpty()) {
+            return consumer;
+        }
+        PathContainer path = PathContainer.parsePath(ProtectedRequests.pathOf(request));
+        for (Map.Entry<PathPattern, IdempotentConsumer<Exchange, StoredResponse>> byPath : consumersByPath.entrySet()) {
+            if (byPath.getKey().matches(path)) {
+                return byPath.getValue();
+            }
+        }
+        return consumer;
     }
 
     @Override
@@ -135,11 +163,53 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
                 request.getQueryString(), buffered.body());
         Exchange exchange = new Exchange(keys.scopedKey(request, clientKey), buffered, response, chain,
                 fingerprint);
-        exchange.outcome = consumer.processDeferred(exchange, this::run).toCompletableFuture();
-        if (exchange.outcome.isDone()) {
-            answer(exchange.outcome.join(), exchange);
+        IdempotentConsumer<Exchange, StoredResponse> requests = consumerFor(request);
+        Deadline waitForRunning = new Deadline(settings.getInProgressWait());
+        while (true) {
+            exchange.outcome = requests.processDeferred(exchange, this::run).toCompletableFuture();
+            if (!exchange.outcome.isDone()) {
+                return;   // an asynchronous handler runs on: resume() answers when its response is complete
+            }
+            ProcessingOutcome<StoredResponse> outcome = exchange.outcome.join();
+            if (!(outcome instanceof ProcessingOutcome.InProgressElsewhere<StoredResponse>)
+                    || !waitForRunning.pause()) {
+                answer(outcome, exchange);
+                return;
+            }
+            // dedup.http.in-progress-wait: claim again, to replay the first request's response once it has ended
+            // (or to run, if it failed and freed the key).
         }
-        // else an asynchronous handler runs on: resume() answers when its response is complete.
+    }
+
+    /**
+     * How long a duplicate of a running request may still wait for it ({@code dedup.http.in-progress-wait}), in
+     * growing pauses: a few short ones for quick handlers, then at most every half second.
+     */
+    private static final class Deadline {
+        private static final long FIRST_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+        private static final long LONGEST_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+        private final long end;
+        private long pause = FIRST_PAUSE_NANOS;
+
+        private Deadline(Duration wait) {
+            this.end = System.nanoTime() + wait.toNanos();
+        }
+
+        /** Pauses before the next try; false when the wait is over (or the thread was interrupted). */
+        private boolean pause() {
+            long left = end - System.nanoTime();
+            if (left <= 0) {
+                return false;
+            }
+            try {
+                TimeUnit.NANOSECONDS.sleep(Math.min(pause, left));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+            pause = Math.min(pause * 2, LONGEST_PAUSE_NANOS);
+            return true;
+        }
     }
 
     private void refuseAnonymous(HttpServletRequest request, HttpServletResponse response) throws IOException {

@@ -9,6 +9,9 @@ import dev.dedup.Duplicate;
 import dev.dedup.KeyRecord;
 import dev.dedup.RecordState;
 import dev.dedup.Settlement;
+import java.nio.ByteBuffer;
+import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -271,7 +274,31 @@ public abstract class AbstractDedupStore implements DedupStore {
      * store's {@link AsyncBackend}, which is not a subclass.
      */
     public static String newOwnerToken() {
-        return UUID.randomUUID().toString();
+        byte[] bits = new byte[16];
+        OwnerTokens.RANDOM.nextBytes(bits);
+        bits[6] = (byte) ((bits[6] & 0x0f) | 0x40);   // version 4: random
+        bits[8] = (byte) ((bits[8] & 0x3f) | 0x80);   // the IETF variant
+        return new UUID(ByteBuffer.wrap(bits, 0, 8).getLong(), ByteBuffer.wrap(bits, 8, 8).getLong()).toString();
+    }
+
+    /**
+     * The owner tokens' random source, seeded once when the class loads. {@link UUID#randomUUID()} reads
+     * {@code /dev/urandom} on Linux as it goes, a file read that an async claim would make on the caller's event-loop
+     * thread; a DRBG reads its seed once and then only computes.
+     */
+    private static final class OwnerTokens {
+        static final SecureRandom RANDOM = seeded();
+
+        private static SecureRandom seeded() {
+            SecureRandom random;
+            try {
+                random = SecureRandom.getInstance("DRBG");
+            } catch (NoSuchAlgorithmException noDrbg) {
+                random = new SecureRandom();
+            }
+            random.nextBytes(new byte[16]);   // seeds it now, on the thread that loads the class
+            return random;
+        }
     }
 
     /**

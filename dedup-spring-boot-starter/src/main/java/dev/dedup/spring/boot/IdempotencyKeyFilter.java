@@ -20,6 +20,10 @@ import java.io.PrintWriter;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.security.Principal;
+import java.util.Collections;
+import java.util.Enumeration;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -30,11 +34,8 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.http.server.PathContainer;
 import org.springframework.web.filter.OncePerRequestFilter;
 import org.springframework.web.util.ContentCachingResponseWrapper;
-import org.springframework.web.util.pattern.PathPattern;
-import org.springframework.web.util.pattern.PathPatternParser;
 
 /**
  * Makes protected endpoints idempotent with the {@code Idempotency-Key} header (IETF
@@ -67,10 +68,9 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
     private final ProtectedRequests protectedRequests;
     private final IdempotencyKeys keys;
     private final Problems problems;
-    /** The consumer of requests with no retention of their own; those with one have theirs here, first match wins. */
-    private final IdempotentConsumer<Exchange, StoredResponse> consumer;
-    private final Map<PathPattern, IdempotentConsumer<Exchange, StoredResponse>> consumersByPath =
-            new LinkedHashMap<>();
+    private final PathRetentions retentions;
+    /** A consumer per retention in use: the default one, and those of dedup.http.retention-by-path. */
+    private final Map<Duration, IdempotentConsumer<Exchange, StoredResponse>> consumers = new HashMap<>();
     private final StoreOutageListener outages;
     private final Clock clock = Clock.systemUTC();
     private volatile boolean warnedAboutAnonymousCallers;
@@ -90,38 +90,21 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
         this.keys = new IdempotencyKeys(settings.getKeyHeader(), settings.getTenantHeader());
         this.problems = Problems.documentedAt(settings.getProblemTypeBase());
         this.outages = Objects.requireNonNull(outages, "outages");
-        this.consumer = consumer(store, properties, properties.getRetention());
-        settings.getRetentionByPath().forEach((path, retention) -> consumersByPath.put(
-                PathPatternParser.defaultInstance.parse(path), consumer(store, properties, retention)));
-    }
-
-    private static IdempotentConsumer<Exchange, StoredResponse> consumer(DedupStore store, DedupProperties properties,
-            Duration retention) {
-        // The store keeps the request's fingerprint with the claim: a different request under a key still in
-        // progress is refused (KeyReused) as well as one under a completed key.
-        return IdempotentConsumer.builder(store, Exchange::key, new StoredResponseCodec())
-                .fingerprint(exchange -> exchange.fingerprint)
-                .lease(properties.getLease())
-                .retention(retention)
-                .build();
-    }
-
-    private IdempotentConsumer<Exchange, StoredResponse> consumerFor(HttpServletRequest request) {
-        if (consumersByPath.isEmpty()) {
-            return consumer;
+        this.retentions = new PathRetentions(properties.getRetention(), settings.getRetentionByPath());
+        for (Duration retention : retentions.all()) {
+            // The store keeps the request's fingerprint with the claim: a different request under a key still in
+            // progress is refused (KeyReused) as well as one under a completed key.
+            consumers.put(retention, IdempotentConsumer.builder(store, Exchange::key, new StoredResponseCodec())
+                    .fingerprint(exchange -> exchange.fingerprint)
+                    .lease(properties.getLease())
+                    .retention(retention)
+                    .build());
         }
-        PathContainer path = PathContainer.parsePath(ProtectedRequests.pathOf(request));
-        for (Map.Entry<PathPattern, IdempotentConsumer<Exchange, StoredResponse>> byPath : consumersByPath.entrySet()) {
-            if (byPath.getKey().matches(path)) {
-                return byPath.getValue();
-            }
-        }
-        return consumer;
     }
 
     @Override
     protected boolean shouldNotFilter(HttpServletRequest request) {
-        return !protectedRequests.matches(request);
+        return !protectedRequests.matches(request.getMethod(), pathOf(request));
     }
 
     /** The filter sees the dispatch that ends an asynchronous handler: that is when its response is complete. */
@@ -143,27 +126,30 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
         }
         String clientKey;
         try {
-            clientKey = keys.clientKey(request);
+            clientKey = keys.clientKey(headerValues(request, keys.keyHeader()));
         } catch (IllegalArgumentException e) {
-            problems.write(response, Problem.KEY_INVALID, "Invalid " + keys.keyHeader(), e.getMessage());
+            writeProblem(response, Problem.KEY_INVALID, "Invalid " + keys.keyHeader(), e.getMessage());
             return;
         }
         if (clientKey == null) {
-            problems.write(response, Problem.KEY_MISSING, keys.keyHeader() + " required",
+            writeProblem(response, Problem.KEY_MISSING, keys.keyHeader() + " required",
                     "this endpoint requires an " + keys.keyHeader() + " header, a unique value per operation");
             return;
         }
         BufferedBodyRequest buffered = BufferedBodyRequest.read(request, settings.getMaxBodySize().toBytes());
         if (buffered == null) {
-            problems.write(response, Problem.BODY_TOO_LARGE, "Request body too large", "a request with an " + keys.keyHeader()
+            writeProblem(response, Problem.BODY_TOO_LARGE, "Request body too large", "a request with an " + keys.keyHeader()
                     + " may carry at most " + settings.getMaxBodySize().toBytes() + " bytes");
             return;
         }
-        byte[] fingerprint = RequestFingerprint.of(request.getMethod(), ProtectedRequests.pathOf(request),
+        byte[] fingerprint = RequestFingerprint.of(request.getMethod(), pathOf(request),
                 request.getQueryString(), buffered.body());
-        Exchange exchange = new Exchange(keys.scopedKey(request, clientKey), buffered, response, chain,
+        Principal principal = request.getUserPrincipal();
+        String tenant = keys.tenantHeader() == null ? null : request.getHeader(keys.tenantHeader());
+        Exchange exchange = new Exchange(keys.scopedKey(principal == null ? null : principal.getName(), tenant,
+                clientKey), buffered, response, chain,
                 fingerprint);
-        IdempotentConsumer<Exchange, StoredResponse> requests = consumerFor(request);
+        IdempotentConsumer<Exchange, StoredResponse> requests = consumers.get(retentions.of(pathOf(request)));
         Deadline waitForRunning = new Deadline(settings.getInProgressWait());
         while (true) {
             exchange.outcome = requests.processDeferred(exchange, this::run).toCompletableFuture();
@@ -179,6 +165,26 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
             // dedup.http.in-progress-wait: claim again, to replay the first request's response once it has ended
             // (or to run, if it failed and freed the key).
         }
+    }
+
+    /** {@return the request's path inside the application's context path, as sent (not decoded)} */
+    static String pathOf(HttpServletRequest request) {
+        return request.getRequestURI().substring(request.getContextPath().length());
+    }
+
+    private static List<String> headerValues(HttpServletRequest request, String name) {
+        Enumeration<String> values = request.getHeaders(name);
+        return values == null ? List.of() : Collections.list(values);
+    }
+
+    private void writeProblem(HttpServletResponse response, Problem problem, String title, String detail)
+            throws IOException {
+        byte[] body = problems.body(problem, title, detail);
+        response.resetBuffer();
+        response.setStatus(problem.status);
+        response.setContentType("application/problem+json");
+        response.setContentLength(body.length);
+        response.getOutputStream().write(body);
     }
 
     /**
@@ -218,9 +224,9 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
             log.warn("{} {}: a request without an authenticated principal was refused (401): keys are scoped by the"
                     + " principal, and anonymous callers would share one scope. Authenticate before this filter, or"
                     + " set dedup.http.anonymous-callers=shared to accept that", request.getMethod(),
-                    ProtectedRequests.pathOf(request));
+                    pathOf(request));
         }
-        problems.write(response, Problem.UNAUTHENTICATED, "Authentication required", "requests with an " + keys.keyHeader()
+        writeProblem(response, Problem.UNAUTHENTICATED, "Authentication required", "requests with an " + keys.keyHeader()
                 + " on this endpoint must come from an authenticated caller");
     }
 
@@ -313,7 +319,7 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
         } else if (outcome instanceof ProcessingOutcome.LeaseLost<StoredResponse>) {
             log.warn("{} {}: the response was sent but its completion was not recorded (the lease lapsed or the store"
                     + " failed); a retry may run the handler again", exchange.request.getMethod(),
-                    ProtectedRequests.pathOf(exchange.request));
+                    pathOf(exchange.request));
             exchange.buffer.sendAsIs();
         } else if (outcome instanceof ProcessingOutcome.AlreadyProcessed<StoredResponse> done) {
             replay(done.result().orElse(null), exchange);
@@ -321,12 +327,12 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
             reused(response);
         } else if (outcome instanceof ProcessingOutcome.InProgressElsewhere<StoredResponse> running) {
             response.setHeader("Retry-After", String.valueOf(secondsUntil(running.leaseExpiresAt())));
-            problems.write(response, Problem.IN_PROGRESS, "Request in progress", "a request with this " + keys.keyHeader()
+            writeProblem(response, Problem.IN_PROGRESS, "Request in progress", "a request with this " + keys.keyHeader()
                     + " is still being processed; retry after it has finished");
         } else if (outcome instanceof ProcessingOutcome.Failed<StoredResponse> failed) {
             failed(failed, exchange);
         } else {
-            problems.write(response, Problem.NOT_REPLAYABLE, "Key already used", "this " + keys.keyHeader()
+            writeProblem(response, Problem.NOT_REPLAYABLE, "Key already used", "this " + keys.keyHeader()
                     + " was used by a request whose response cannot be replayed");
         }
     }
@@ -335,7 +341,7 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
             throws IOException, ServletException {
         Throwable cause = failed.cause();
         if (failed.key() == null) {
-            problems.write(exchange.response, Problem.KEY_INVALID, "Invalid " + keys.keyHeader(), String.valueOf(cause.getMessage()));
+            writeProblem(exchange.response, Problem.KEY_INVALID, "Invalid " + keys.keyHeader(), String.valueOf(cause.getMessage()));
         } else if (cause instanceof ReleasedResponse || cause instanceof CancellationException) {
             exchange.buffer.sendAsIs();
         } else if (cause instanceof HandlerFailure handlerFailure) {
@@ -355,7 +361,7 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
     private void storeUnavailable(Throwable failure, Exchange exchange) throws IOException, ServletException {
         boolean passThrough = settings.isFailOpen();
         log.warn("{} {}: the dedup store is unavailable ({}); {}", exchange.request.getMethod(),
-                ProtectedRequests.pathOf(exchange.request), failure.toString(), passThrough
+                pathOf(exchange.request), failure.toString(), passThrough
                         ? "running the request without deduplication (dedup.http.fail-open=true)"
                         : "answering 503");
         try {
@@ -366,7 +372,7 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
         if (passThrough) {
             exchange.chain.doFilter(exchange.request, exchange.response);
         } else {
-            problems.write(exchange.response, Problem.STORE_UNAVAILABLE, "Service unavailable",
+            writeProblem(exchange.response, Problem.STORE_UNAVAILABLE, "Service unavailable",
                     "requests with an " + keys.keyHeader() + " cannot be processed now; retry later");
         }
     }
@@ -374,7 +380,7 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
     private void replay(StoredResponse stored, Exchange exchange) throws IOException {
         HttpServletResponse response = exchange.response;
         if (stored == null) {
-            problems.write(response, Problem.NOT_REPLAYABLE, "Key already used", "this " + keys.keyHeader()
+            writeProblem(response, Problem.NOT_REPLAYABLE, "Key already used", "this " + keys.keyHeader()
                     + " was used by a request whose response cannot be replayed");
             return;
         }
@@ -390,7 +396,7 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
     }
 
     private void reused(HttpServletResponse response) throws IOException {
-        problems.write(response, Problem.KEY_REUSED, keys.keyHeader() + " reused", "this " + keys.keyHeader()
+        writeProblem(response, Problem.KEY_REUSED, keys.keyHeader() + " reused", "this " + keys.keyHeader()
                 + " was already used for a different request (method, path, query or body)");
     }
 
@@ -459,7 +465,7 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
                     log.error("{} {}: the asynchronous response completed without the dispatch that would store it"
                             + " (AsyncContext.complete() without dispatch?); its key is left to lapse with its lease,"
                             + " so a retry after that runs the handler again", request.getMethod(),
-                            ProtectedRequests.pathOf(request));
+                            pathOf(request));
                 }
                 // The work's fate is unknown: leave the claim to lapse rather than release it under running work.
                 pending.cancel(false);

@@ -1,9 +1,7 @@
 package dev.dedup.spring.boot;
 
 import dev.dedup.DedupKeys;
-import jakarta.servlet.http.HttpServletRequest;
-import java.security.Principal;
-import java.util.Enumeration;
+import java.util.List;
 
 /**
  * Reads the key from its header and scopes it: two principals, or two tenants, sending the same key are two keys.
@@ -25,24 +23,28 @@ final class IdempotencyKeys {
         return keyHeader;
     }
 
+    /** {@return the header that scopes keys by tenant, or null} */
+    String tenantHeader() {
+        return tenantHeader;
+    }
+
     /**
      * The key the client sent, read by {@link KeyHeaderValue}: an RFC 8941 sf-string, or a bare key.
      *
+     * @param values the values of the key header, in order; empty or null when it was not sent
      * @return the key, or null when the header is missing or empty
      * @throws IllegalArgumentException if the header is sent twice, is malformed, is too long or is empty between
      *     its quotes
      */
-    String clientKey(HttpServletRequest request) {
-        Enumeration<String> values = request.getHeaders(keyHeader);
-        if (values == null || !values.hasMoreElements()) {
+    String clientKey(List<String> values) {
+        if (values == null || values.isEmpty()) {
             return null;
         }
-        String value = values.nextElement();
-        if (values.hasMoreElements()) {
+        if (values.size() > 1) {
             throw new IllegalArgumentException(keyHeader + " was sent more than once; send one " + keyHeader
                     + " header with one key");
         }
-        String key = KeyHeaderValue.parse(keyHeader, value);
+        String key = KeyHeaderValue.parse(keyHeader, values.get(0));
         if (key == null) {
             return null;
         }
@@ -56,15 +58,16 @@ final class IdempotencyKeys {
         return key;
     }
 
-    /** {@return the store key: the client's key within its principal's and its tenant's scope} */
-    String scopedKey(HttpServletRequest request, String clientKey) {
-        Principal principal = request.getUserPrincipal();
-        String user = principal == null ? "anonymous" : "user:" + principal.getName();
-        String tenant = tenantHeader == null ? "any-tenant" : "tenant:" + nullToEmpty(request.getHeader(tenantHeader));
-        return DedupKeys.of("http", user, tenant, clientKey);
-    }
-
-    private static String nullToEmpty(String value) {
-        return value == null ? "" : value;
+    /**
+     * {@return the store key: the client's key within its principal's and its tenant's scope}
+     *
+     * @param principal the authenticated principal's name, or null for an anonymous caller
+     * @param tenant the tenant header's value, or null when it was not sent
+     * @param clientKey the client's key
+     */
+    String scopedKey(String principal, String tenant, String clientKey) {
+        String user = principal == null ? "anonymous" : "user:" + principal;
+        String scope = tenantHeader == null ? "any-tenant" : "tenant:" + (tenant == null ? "" : tenant);
+        return DedupKeys.of("http", user, scope, clientKey);
     }
 }

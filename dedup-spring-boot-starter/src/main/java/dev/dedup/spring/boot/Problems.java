@@ -1,14 +1,12 @@
 package dev.dedup.spring.boot;
 
 import dev.dedup.DedupConfigurationException;
-import jakarta.servlet.http.HttpServletResponse;
-import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Writes the filter's own answers as RFC 9457 problem details ({@code application/problem+json}), each with a
+ * The filters' own answers, as RFC 9457 problem details ({@code application/problem+json}), each with a
  * {@code type} that links to the documentation of that problem (the Idempotency-Key draft asks for one).
  */
 final class Problems {
@@ -63,14 +61,10 @@ final class Problems {
         return typeBase + "#" + problem.slug;
     }
 
-    void write(HttpServletResponse response, Problem problem, String title, String detail) throws IOException {
-        response.resetBuffer();
-        response.setStatus(problem.status);
-        response.setContentType("application/problem+json");
-        byte[] body = ("{\"type\":" + json(type(problem)) + ",\"title\":" + json(title) + ",\"status\":"
+    /** {@return the problem's {@code application/problem+json} body} */
+    byte[] body(Problem problem, String title, String detail) {
+        return ("{\"type\":" + json(type(problem)) + ",\"title\":" + json(title) + ",\"status\":"
                 + problem.status + ",\"detail\":" + json(detail) + "}").getBytes(StandardCharsets.UTF_8);
-        response.setContentLength(body.length);
-        response.getOutputStream().write(body);
     }
 
     private static String json(String text) {

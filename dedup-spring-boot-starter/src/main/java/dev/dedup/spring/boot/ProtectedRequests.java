@@ -1,6 +1,5 @@
 package dev.dedup.spring.boot;
 
-import jakarta.servlet.http.HttpServletRequest;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
@@ -19,16 +18,14 @@ final class ProtectedRequests {
         this.paths = paths.stream().map(PathPatternParser.defaultInstance::parse).toList();
     }
 
-    boolean matches(HttpServletRequest request) {
-        if (!methods.contains(request.getMethod())) {
-            return false;
-        }
-        PathContainer path = PathContainer.parsePath(pathOf(request));
-        return paths.stream().anyMatch(pattern -> pattern.matches(path));
-    }
-
-    /** {@return the request's path inside the application's context path, as sent (not decoded)} */
-    static String pathOf(HttpServletRequest request) {
-        return request.getRequestURI().substring(request.getContextPath().length());
+    /**
+     * {@return whether a request needs a key}
+     *
+     * @param method the request's method
+     * @param path the request's path inside the application's context path, as sent (not decoded)
+     */
+    boolean matches(String method, String path) {
+        return methods.contains(method)
+                && paths.stream().anyMatch(pattern -> pattern.matches(PathContainer.parsePath(path)));
     }
 }

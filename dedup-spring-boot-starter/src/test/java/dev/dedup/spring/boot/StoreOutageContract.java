@@ -1,7 +1,10 @@
 package dev.dedup.spring.boot;
 
 import dev.dedup.tck.FaultProxy;
+import static org.assertj.core.api.Assertions.assertThat;
+
 import java.net.URI;
+import java.net.http.HttpResponse;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -53,5 +56,29 @@ abstract class StoreOutageContract {
     double outages(String action) {
         var counter = meters.find(MeteredStoreOutages.METER).tag("action", action).counter();
         return counter == null ? 0 : counter.count();
+    }
+
+    /** The store down: a protected request is 503 and its handler does not run; once it is back, it runs. */
+    void failsClosedThenServesAgain(String body) {
+        assertThat(http.post("/payments", Servers.unique("k"), body + "-before").statusCode()).isEqualTo(201);
+
+        storeDown();
+        HttpResponse<String> down = http.post("/payments", Servers.unique("k"), body);
+
+        assertThat(down.statusCode()).isEqualTo(503);
+        assertThat(down.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+        assertThat(down.body()).doesNotContain("postgres").doesNotContain("password");
+        assertThat(TestApplication.runs(body)).isZero();
+        assertThat(outages("rejected")).isEqualTo(1);
+
+        PROXY.heal();
+        // Pooled connections the cut left behind fail once each (a pool re-checks only those idle over 500 ms), so
+        // the store serves again within moments, not necessarily at the first request.
+        HttpResponse<String> back = http.post("/payments", Servers.unique("k"), body);
+        for (int attempt = 1; back.statusCode() == 503 && attempt < 20; attempt++) {
+            back = http.post("/payments", Servers.unique("k"), body);
+        }
+        assertThat(back.statusCode()).isEqualTo(201);
+        assertThat(TestApplication.runs(body)).isEqualTo(1);
     }
 }

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.dedup.DedupStoreException;
-import java.net.http.HttpResponse;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -27,22 +26,7 @@ class StoreOutageOnPostgresTest extends StoreOutageContract {
 
     @Test
     void theStoreDownIs503AndTheHandlerDoesNotRunThenServesAgain() {
-        String body = Servers.unique("down");
-        assertThat(http.post("/payments", Servers.unique("k"), body + "-before").statusCode()).isEqualTo(201);
-
-        storeDown();
-        HttpResponse<String> down = http.post("/payments", Servers.unique("k"), body);
-
-        assertThat(down.statusCode()).isEqualTo(503);
-        assertThat(down.headers().firstValue("Content-Type")).hasValue("application/problem+json");
-        assertThat(down.body()).doesNotContain("postgres").doesNotContain("password");
-        assertThat(TestApplication.runs(body)).isZero();
-        assertThat(outages("rejected")).isEqualTo(1);
-
-        PROXY.heal();
-        HttpResponse<String> back = http.post("/payments", Servers.unique("k"), body);
-        assertThat(back.statusCode()).isEqualTo(201);
-        assertThat(TestApplication.runs(body)).isEqualTo(1);
+        failsClosedThenServesAgain(Servers.unique("down"));
     }
 
     @Autowired

@@ -32,10 +32,13 @@ import java.lang.annotation.Target;
  * releases the key.
  *
  * <p>The method is called through a Spring proxy, so a call from another method of the same bean is not
- * intercepted. Asynchronous return types ({@code CompletionStage}, {@code Future}, reactive types) are refused when
- * the method is first called, since the result would be stored before it exists; so are declared return types that
- * JSON cannot read back as what was returned ({@code Object}, interfaces and abstract classes without
- * {@code @JsonTypeInfo}; collections, maps, arrays and {@code Optional} are fine).
+ * intercepted. A method returning a {@code Mono<T>} or a {@code CompletionStage<T>} stores and replays the value
+ * when it arrives, and delivers the outcomes above as an error signal or an exceptional completion; its claim, its
+ * settlement and the method itself run on the starter's threads, never on the caller's event loop, and a {@code Mono}
+ * claims when it is subscribed. Other deferred types ({@code Flux}, other publishers, a plain {@code Future}) are
+ * refused when the method is first called; so are declared return types that JSON cannot read back as what was
+ * returned ({@code Object}, interfaces and abstract classes without {@code @JsonTypeInfo}; collections, maps, arrays
+ * and {@code Optional} are fine).
  */
 @Target(ElementType.METHOD)
 @Retention(RetentionPolicy.RUNTIME)

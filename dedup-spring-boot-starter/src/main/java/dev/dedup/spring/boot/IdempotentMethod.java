@@ -13,11 +13,10 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.stream.Collectors;
-import java.util.concurrent.CompletionStage;
-import java.util.concurrent.Future;
 import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.context.expression.MethodBasedEvaluationContext;
+import org.springframework.core.ResolvableType;
 import org.springframework.core.DefaultParameterNameDiscoverer;
 import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.expression.Expression;
@@ -39,6 +38,7 @@ final class IdempotentMethod {
     private final Expression fingerprint;
     private final JsonMapper json;
     private final boolean joinsCallersTransaction;
+    private final AsyncReturn async;
     final IdempotentConsumer<MethodInvocation, Object> consumer;
 
     IdempotentMethod(Method method, Idempotent annotation, DedupStore store, JsonMapper json, Duration lease,
@@ -46,11 +46,12 @@ final class IdempotentMethod {
         this.method = method;
         this.joinsCallersTransaction = joinsCallersTransaction;
         this.json = json;
+        this.async = AsyncReturn.of(method);
         this.scope = annotation.scope().isEmpty() ? defaultScope(method) : annotation.scope();
         this.key = parse("key", annotation.key());
         this.fingerprint = annotation.fingerprint().isEmpty() ? null : parse("fingerprint", annotation.fingerprint());
         Class<? extends Throwable>[] keepKeyOn = annotation.keepKeyOn();
-        var builder = IdempotentConsumer.builder(store, this::keyOf, codecFor(method, json))
+        var builder = IdempotentConsumer.builder(store, this::keyOf, codecFor(method, async, json))
                 .lease(duration("lease", annotation.lease(), lease))
                 .retention(duration("retention", annotation.retention(), retention))
                 .keepKeyOn(failure -> !(failure instanceof TransactionalCompletion.RolledBack)
@@ -95,9 +96,15 @@ final class IdempotentMethod {
         return joinsCallersTransaction;
     }
 
-    /** {@return whether a call returns a value to replay (not {@code void})} */
+    /** {@return whether a call returns a value to replay (not {@code void}, {@code Mono<Void>} and the like)} */
     boolean returnsValue() {
-        return method.getReturnType() != void.class && method.getReturnType() != Void.class;
+        Class<?> value = async.valueType(method).resolve(Object.class);
+        return value != void.class && value != Void.class;
+    }
+
+    /** {@return how the method hands over its result: directly, or as a {@code Mono} or {@code CompletionStage}} */
+    AsyncReturn async() {
+        return async;
     }
 
     private byte[] fingerprintOf(MethodInvocation call) {
@@ -152,25 +159,19 @@ final class IdempotentMethod {
         }
     }
 
-    private static ResultCodec<Object> codecFor(Method method, JsonMapper json) {
-        Class<?> returns = method.getReturnType();
-        if (Future.class.isAssignableFrom(returns) || CompletionStage.class.isAssignableFrom(returns)
-                || returns.getName().startsWith("reactor.core.publisher.")
-                || returns.getName().equals("org.reactivestreams.Publisher")) {
-            throw new DedupConfigurationException("@Idempotent " + describe(method) + " returns "
-                    + returns.getSimpleName() + ", whose result exists only after the call returns; "
-                    + "annotate a method that returns its result (or void)");
-        }
+    private static ResultCodec<Object> codecFor(Method method, AsyncReturn async, JsonMapper json) {
+        ResolvableType value = async.valueType(method);
+        Class<?> returns = value.resolve(Object.class);
         if (returns == void.class || returns == Void.class) {
             return new NoResultCodec();
         }
         if (!ReplayableTypes.canReplay(returns)) {
             throw new DedupConfigurationException("@Idempotent " + describe(method) + " returns "
-                    + returns.getName() + ", which JSON cannot read back as the object that was returned (an"
+                    + value + ", which JSON cannot read back as the object that was returned (an"
                     + " interface, an abstract class or Object, without @JsonTypeInfo); declare the concrete type"
                     + " the method returns, or a collection, map or array of such types");
         }
-        return new JsonResultCodec(json, json.getTypeFactory().constructType(method.getGenericReturnType()));
+        return new JsonResultCodec(json, json.getTypeFactory().constructType(value.getType()));
     }
 
     String describe() {

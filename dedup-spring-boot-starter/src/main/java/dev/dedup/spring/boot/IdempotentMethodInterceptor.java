@@ -45,6 +45,10 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
     @Override
     public Object invoke(MethodInvocation call) throws Throwable {
         IdempotentMethod method = methods.computeIfAbsent(call.getMethod(), m -> read(m, call));
+        if (method.async() != AsyncReturn.NONE) {
+            return AsyncIdempotentCalls.invoke(method, call, IdempotentMethodInterceptor::proceed,
+                    outcome -> resultOf(method, outcome));
+        }
         ProcessingOutcome<Object> outcome;
         if (TRANSACTIONS && method.joinsCallersTransaction()
                 && TransactionalCompletion.inTransactionWithoutSynchronization()) {
@@ -72,6 +76,11 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
         } else {
             outcome = method.consumer.process(call, IdempotentMethodInterceptor::proceed);
         }
+        return resultOf(method, outcome);
+    }
+
+    /** What the caller of a plain method gets for an outcome: the result, the replayed result, or an exception. */
+    private static Object resultOf(IdempotentMethod method, ProcessingOutcome<Object> outcome) throws Throwable {
         if (outcome instanceof ProcessingOutcome.Processed<Object> processed) {
             return processed.result();
         }

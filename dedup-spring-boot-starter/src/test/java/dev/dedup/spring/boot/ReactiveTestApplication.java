@@ -43,8 +43,34 @@ class ReactiveTestApplication {
         };
     }
 
+    @Bean
+    Wallet wallet() {
+        return new Wallet();
+    }
+
     private static int run(String body) {
         return RUNS.computeIfAbsent(body, b -> new AtomicInteger()).incrementAndGet();
+    }
+
+    /** Calls the reactive {@code @Idempotent} methods from the event loop, as a WebFlux application does. */
+    @RestController
+    static class Wallets {
+        private final Wallet wallet;
+
+        Wallets(Wallet wallet) {
+            this.wallet = wallet;
+        }
+
+        @PostMapping("/wallet/credit")
+        Mono<Wallet.Receipt> credit(@RequestHeader("X-Id") String id,
+                @RequestHeader(name = "X-Sleep-Millis", defaultValue = "0") long sleep) {
+            return wallet.credit(id, 100, sleep);
+        }
+
+        @PostMapping("/wallet/debit")
+        Mono<Wallet.Receipt> debit(@RequestHeader("X-Id") String id) {
+            return Mono.fromCompletionStage(() -> wallet.debit(id, 100));
+        }
     }
 
     @RestController

@@ -94,12 +94,9 @@ final class BundleCheck {
 
     private static void checkJar(PublishedModule module, String name, byte[] content, List<String> problems)
             throws IOException {
-        if (name.endsWith("-sources.jar") && !holds(content, entry -> entry.endsWith(".java"))) {
-            problems.add(module.artifactId() + ": " + name + " holds no .java file");
-        } else if (name.endsWith("-javadoc.jar") && !holds(content, "index.html"::equals)) {
-            problems.add(module.artifactId() + ": " + name + " holds no index.html");
-        } else if (!holds(content, entry -> entry.endsWith(".class"))) {
-            problems.add(module.artifactId() + ": " + name + " holds no class");
+        String expected = name.endsWith("-sources.jar") ? ".java" : name.endsWith("-javadoc.jar") ? "index.html" : ".class";
+        if (!holds(content, entry -> entry.endsWith(expected))) {
+            problems.add(module.artifactId() + ": " + name + " holds no " + expected + " file");
         }
     }
 

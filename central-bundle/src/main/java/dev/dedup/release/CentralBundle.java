@@ -40,8 +40,8 @@ public final class CentralBundle {
             throw new IllegalArgumentException("expected 4 arguments (root folder, bundle folder, output timestamp,"
                     + " signing skipped), got " + List.of(args));
         }
-        Path root = Path.of(args[0]);
-        Path folder = Path.of(args[1]);
+        Path root = Path.of(args[0]).normalize();
+        Path folder = Path.of(args[1]).normalize();
         Instant time = timestamp(args[2]);
         boolean signed = !Boolean.parseBoolean(args[3]);
 

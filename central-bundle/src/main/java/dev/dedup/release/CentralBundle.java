@@ -53,6 +53,10 @@ public final class CentralBundle {
         BundleCheck.Report report = BundleCheck.check(zip, modules, signed);
         System.out.println("Central bundle: " + zip + " (" + modules.size() + " modules)");
         report.lines().forEach(line -> System.out.println("  " + line));
+        if (modules.stream().anyMatch(module -> module.version().endsWith("-SNAPSHOT"))) {
+            System.out.println("A -SNAPSHOT version: the Central Portal takes release versions only (set the release"
+                    + " version first, docs/development.md, \"Releasing\").");
+        }
         if (!signed) {
             System.out.println("Signing skipped: no GPG key configured (-Dgpg.keyname=<key id>); the Central Portal"
                     + " refuses a bundle without .asc signatures.");

@@ -29,6 +29,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * and receive only valid input.
  */
 public abstract class AbstractDedupStore implements DedupStore {
+    /**
+     * The owner tokens' random source, seeded when the first store is built (at an application's start, not on an
+     * event loop). {@link UUID#randomUUID()} reads {@code /dev/urandom} on Linux as it goes, a file read that an async
+     * claim would make on the caller's event-loop thread; a DRBG reads its seed once and then only computes.
+     */
+    private static final SecureRandom OWNER_TOKENS = seededRandom();
+
     private final String namespace;
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile AsyncDedupStore asyncView;
@@ -275,30 +282,21 @@ public abstract class AbstractDedupStore implements DedupStore {
      */
     public static String newOwnerToken() {
         byte[] bits = new byte[16];
-        OwnerTokens.RANDOM.nextBytes(bits);
+        OWNER_TOKENS.nextBytes(bits);
         bits[6] = (byte) ((bits[6] & 0x0f) | 0x40);   // version 4: random
         bits[8] = (byte) ((bits[8] & 0x3f) | 0x80);   // the IETF variant
         return new UUID(ByteBuffer.wrap(bits, 0, 8).getLong(), ByteBuffer.wrap(bits, 8, 8).getLong()).toString();
     }
 
-    /**
-     * The owner tokens' random source, seeded once when the class loads. {@link UUID#randomUUID()} reads
-     * {@code /dev/urandom} on Linux as it goes, a file read that an async claim would make on the caller's event-loop
-     * thread; a DRBG reads its seed once and then only computes.
-     */
-    private static final class OwnerTokens {
-        static final SecureRandom RANDOM = seeded();
-
-        private static SecureRandom seeded() {
-            SecureRandom random;
-            try {
-                random = SecureRandom.getInstance("DRBG");
-            } catch (NoSuchAlgorithmException noDrbg) {
-                random = new SecureRandom();
-            }
-            random.nextBytes(new byte[16]);   // seeds it now, on the thread that loads the class
-            return random;
+    private static SecureRandom seededRandom() {
+        SecureRandom random;
+        try {
+            random = SecureRandom.getInstance("DRBG");
+        } catch (NoSuchAlgorithmException noDrbg) {
+            random = new SecureRandom();
         }
+        random.nextBytes(new byte[16]);   // seeds it now, on the thread that loads the class
+        return random;
     }
 
     /**

@@ -259,6 +259,7 @@ public class DedupProperties {
         private List<Integer> releaseStatuses = new ArrayList<>(List.of(408, 409, 423, 425, 429));
         private AnonymousCallers anonymousCallers = AnonymousCallers.REFUSE;
         private boolean failOpen;
+        private boolean keyRequired = true;
         private DataSize maxBodySize = DataSize.ofMegabytes(1);
         private int filterOrder;
         private String problemTypeBase;
@@ -419,6 +420,22 @@ public class DedupProperties {
          */
         public void setAnonymousCallers(AnonymousCallers anonymousCallers) {
             this.anonymousCallers = anonymousCallers;
+        }
+
+        /** {@return whether a protected request without a key is refused (400) rather than run unprotected} */
+        public boolean isKeyRequired() {
+            return keyRequired;
+        }
+
+        /**
+         * Sets whether a protected request must carry the key header (default true: without one it is answered 400
+         * and its handler does not run). With false, a request without a key runs without deduplication, as an API
+         * whose clients opt in to retries per request; each such request is counted. A malformed key is still 400.
+         *
+         * @param keyRequired false to run requests without a key unprotected
+         */
+        public void setKeyRequired(boolean keyRequired) {
+            this.keyRequired = keyRequired;
         }
 
         /** {@return whether a protected request runs unprotected when the store cannot be reached} */

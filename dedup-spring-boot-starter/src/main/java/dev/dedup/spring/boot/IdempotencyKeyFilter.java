@@ -120,15 +120,20 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
             resume(request, response, chain);
             return;
         }
-        if (request.getUserPrincipal() == null && settings.getAnonymousCallers() == AnonymousCallers.REFUSE) {
-            refuseAnonymous(request, response);
-            return;
-        }
         String clientKey;
         try {
             clientKey = keys.clientKey(headerValues(request, keys.keyHeader()));
         } catch (IllegalArgumentException e) {
             writeProblem(response, Problem.KEY_INVALID, "Invalid " + keys.keyHeader(), e.getMessage());
+            return;
+        }
+        if (clientKey == null && !settings.isKeyRequired()) {
+            outages.ranWithoutKey();
+            chain.doFilter(request, response);
+            return;
+        }
+        if (request.getUserPrincipal() == null && settings.getAnonymousCallers() == AnonymousCallers.REFUSE) {
+            refuseAnonymous(request, response);
             return;
         }
         if (clientKey == null) {

@@ -7,12 +7,15 @@ import org.springframework.beans.factory.ObjectProvider;
 
 /**
  * Counts requests that met an unreachable store, as {@code dedup.http.store.unavailable} tagged
- * {@code action=rejected} (answered 503) or {@code action=passed-through} (fail-open), in the application's
- * {@link MeterRegistry}, looked up at the first outage.
+ * {@code action=rejected} (answered 503) or {@code action=passed-through} (fail-open), and requests without a key
+ * that ran unprotected, as {@code dedup.http.requests.without-key}, in the application's {@link MeterRegistry},
+ * looked up at the first event.
  */
 public class MeteredStoreOutages implements StoreOutageListener {
     /** The counter's name. */
     public static final String METER = "dedup.http.store.unavailable";
+    /** The counter of protected requests that came without a key and ran unprotected. */
+    public static final String WITHOUT_KEY_METER = "dedup.http.requests.without-key";
 
     private final ObjectProvider<MeterRegistry> registry;
 
@@ -32,6 +35,18 @@ public class MeteredStoreOutages implements StoreOutageListener {
             Counter.builder(METER)
                     .description("Protected HTTP requests whose key could not be claimed because the store failed")
                     .tag("action", passedThrough ? "passed-through" : "rejected")
+                    .register(meters)
+                    .increment();
+        }
+    }
+
+    @Override
+    public void ranWithoutKey() {
+        MeterRegistry meters = registry.getIfAvailable();
+        if (meters != null) {
+            Counter.builder(WITHOUT_KEY_METER)
+                    .description("Protected HTTP requests without a key that ran without deduplication"
+                            + " (dedup.http.key-required=false)")
                     .register(meters)
                     .increment();
         }

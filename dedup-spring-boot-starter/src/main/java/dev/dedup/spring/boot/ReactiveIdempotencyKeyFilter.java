@@ -110,19 +110,23 @@ public class ReactiveIdempotencyKeyFilter implements WebFilter, Ordered {
                 .flatMap(principal -> admit(exchange, chain, principal.map(Principal::getName).orElse(null)));
     }
 
-    /** The checks before the claim: principal, key, body size. */
+    /** The checks before the claim: key, principal, body size. */
     private Mono<Void> admit(ServerWebExchange exchange, WebFilterChain chain, String principal) {
         ServerHttpRequest request = exchange.getRequest();
-        if (principal == null && settings.getAnonymousCallers() == AnonymousCallers.REFUSE) {
-            warnAboutAnonymousCallers(request);
-            return problem(exchange, Problem.UNAUTHENTICATED, "Authentication required", "requests with an "
-                    + keys.keyHeader() + " on this endpoint must come from an authenticated caller");
-        }
         String clientKey;
         try {
             clientKey = keys.clientKey(request.getHeaders().get(keys.keyHeader()));
         } catch (IllegalArgumentException e) {
             return problem(exchange, Problem.KEY_INVALID, "Invalid " + keys.keyHeader(), e.getMessage());
+        }
+        if (clientKey == null && !settings.isKeyRequired()) {
+            outages.ranWithoutKey();
+            return chain.filter(exchange);
+        }
+        if (principal == null && settings.getAnonymousCallers() == AnonymousCallers.REFUSE) {
+            warnAboutAnonymousCallers(request);
+            return problem(exchange, Problem.UNAUTHENTICATED, "Authentication required", "requests with an "
+                    + keys.keyHeader() + " on this endpoint must come from an authenticated caller");
         }
         if (clientKey == null) {
             return problem(exchange, Problem.KEY_MISSING, keys.keyHeader() + " required",

@@ -2,7 +2,9 @@ package dev.dedup.spring.boot;
 
 /**
  * Told of every protected request that met an unreachable store: to count outages. The filter logs each one
- * itself (method, path and the store's message, which never holds credentials), whatever the listener does.
+ * itself (method, path and the store's message, which never holds credentials), whatever the listener does. Also
+ * told of the requests without a key that ran unprotected ({@code dedup.http.key-required=false}): the other way a
+ * protected path runs without deduplication.
  */
 @FunctionalInterface
 public interface StoreOutageListener {
@@ -15,4 +17,7 @@ public interface StoreOutageListener {
      * @param failure what the store threw
      */
     void storeUnavailable(boolean passedThrough, Throwable failure);
+
+    /** Called once per protected request that came without a key and ran unprotected, as configured. */
+    default void ranWithoutKey() {}
 }

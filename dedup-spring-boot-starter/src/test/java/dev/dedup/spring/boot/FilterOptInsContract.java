@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dedup.DedupKeys;
 import dev.dedup.DedupStore;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
@@ -17,8 +18,10 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 /**
  * The filter's opt-ins, over real HTTP: a duplicate of a running request waits for its response
  * ({@code dedup.http.in-progress-wait}) instead of a 409, and a path keeps its responses for a retention of its own
- * ({@code dedup.http.retention-by-path}). Subclasses set {@code dedup.http.in-progress-wait=2s},
- * {@code dedup.retention=1h} and {@code dedup.http.retention-by-path.[/payments]=7d}.
+ * ({@code dedup.http.retention-by-path}), and a request without a key runs unprotected
+ * ({@code dedup.http.key-required=false}). Subclasses set {@code dedup.http.in-progress-wait=2s},
+ * {@code dedup.retention=1h}, {@code dedup.http.retention-by-path.[/payments]=7d} and
+ * {@code dedup.http.key-required=false}.
  */
 abstract class FilterOptInsContract {
     @LocalServerPort
@@ -26,6 +29,9 @@ abstract class FilterOptInsContract {
 
     @Autowired
     DedupStore store;
+
+    @Autowired
+    MeterRegistry meters;
 
     Http http;
 
@@ -40,9 +46,7 @@ abstract class FilterOptInsContract {
         String body = "p-" + UUID.randomUUID();
         CompletableFuture<HttpResponse<String>> first = CompletableFuture.supplyAsync(
                 () -> http.post("/payments", key, body, "X-Sleep-Millis", "800"));
-        while (TestApplication.runs(body) == 0) {
-            Thread.sleep(10);
-        }
+        awaitFirstRun(body, first);
 
         HttpResponse<String> duplicate = http.post("/payments", key, body);
 
@@ -58,9 +62,7 @@ abstract class FilterOptInsContract {
         String body = "p-" + UUID.randomUUID();
         CompletableFuture<HttpResponse<String>> first = CompletableFuture.supplyAsync(
                 () -> http.post("/payments", key, body, "X-Sleep-Millis", "3500"));
-        while (TestApplication.runs(body) == 0) {
-            Thread.sleep(10);
-        }
+        awaitFirstRun(body, first);
 
         HttpResponse<String> duplicate = http.post("/payments", key, body);
 
@@ -79,5 +81,40 @@ abstract class FilterOptInsContract {
                 .orElseThrow().expiresAt();
 
         assertThat(expiresAt).isAfter(Instant.now().plus(Duration.ofDays(6)));
+    }
+
+    @Test
+    void aRequestWithoutAKeyRunsUnprotectedAndIsCountedWhileAMalformedKeyIsStill400() {
+        String body = "p-" + UUID.randomUUID();
+        double before = withoutKey();
+
+        HttpResponse<String> first = http.post("/payments", null, body);
+        HttpResponse<String> second = http.post("/payments", null, body);
+        HttpResponse<String> malformed = http.post("/payments", "\"unterminated", body);
+
+        assertThat(first.statusCode()).isEqualTo(201);
+        assertThat(second.statusCode()).isEqualTo(201);
+        assertThat(second.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        assertThat(TestApplication.runs(body)).isEqualTo(2);
+        assertThat(withoutKey() - before).isEqualTo(2);
+        assertThat(malformed.statusCode()).isEqualTo(400);
+    }
+
+    private double withoutKey() {
+        var counter = meters.find(MeteredStoreOutages.WITHOUT_KEY_METER).counter();
+        return counter == null ? 0 : counter.count();
+    }
+
+    /** Waits until the first request's handler runs; fails with its response if it answered without running. */
+    private static void awaitFirstRun(String body, CompletableFuture<HttpResponse<String>> first)
+            throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (TestApplication.runs(body) == 0) {
+            if (first.isDone() || System.nanoTime() > deadline) {
+                throw new AssertionError("the first request did not run its handler: " + (first.isDone()
+                        ? first.get().statusCode() + " " + first.get().body() : "no answer in 10 s"));
+            }
+            Thread.sleep(10);
+        }
     }
 }

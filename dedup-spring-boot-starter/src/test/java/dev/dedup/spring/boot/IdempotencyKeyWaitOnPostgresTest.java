@@ -7,7 +7,8 @@ import org.springframework.test.context.DynamicPropertySource;
 /** The servlet filter's opt-ins on PostgreSQL. */
 @SpringBootTest(classes = TestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = {"dedup.http.paths=/payments,/async/**", "dedup.store.create-schema=true",
-                "dedup.http.in-progress-wait=2s", "dedup.retention=1h", "dedup.http.retention-by-path.[/payments]=7d"})
+                "dedup.http.in-progress-wait=2s", "dedup.retention=1h", "dedup.http.retention-by-path.[/payments]=7d",
+                "dedup.http.key-required=false"})
 class IdempotencyKeyWaitOnPostgresTest extends FilterOptInsContract {
 
     @DynamicPropertySource

@@ -8,7 +8,8 @@ import org.springframework.test.context.DynamicPropertySource;
 /** The WebFlux filter's opt-ins on Redis: the in-progress wait runs on a timer, holding no thread. */
 @SpringBootTest(classes = ReactiveTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = {"spring.main.web-application-type=reactive", "dedup.http.paths=/payments",
-                "dedup.http.in-progress-wait=2s", "dedup.retention=1h", "dedup.http.retention-by-path.[/payments]=7d"})
+                "dedup.http.in-progress-wait=2s", "dedup.retention=1h", "dedup.http.retention-by-path.[/payments]=7d",
+                "dedup.http.key-required=false"})
 class ReactiveIdempotencyKeyWaitOnRedisTest extends FilterOptInsContract {
 
     @DynamicPropertySource

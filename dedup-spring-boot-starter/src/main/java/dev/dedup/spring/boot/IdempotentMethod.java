@@ -39,12 +39,15 @@ final class IdempotentMethod {
     private final Expression fingerprint;
     private final JsonMapper json;
     private final boolean joinsCallersTransaction;
+    /** {@link Idempotent#inTransaction()}: the claim and the completion go through the transaction's connection. */
+    final boolean inTransaction;
     final IdempotentConsumer<MethodInvocation, Object> consumer;
 
     IdempotentMethod(Method method, Idempotent annotation, DedupStore store, JsonMapper json, Duration lease,
             Duration retention, boolean joinsCallersTransaction) {
         this.method = method;
         this.joinsCallersTransaction = joinsCallersTransaction;
+        this.inTransaction = annotation.inTransaction();
         this.json = json;
         this.scope = annotation.scope().isEmpty() ? defaultScope(method) : annotation.scope();
         this.key = parse("key", annotation.key());

@@ -28,6 +28,12 @@ class InboxInTransactionOnPostgresTest extends InboxInTransactionContract {
         Bookings bookings(JdbcTemplate jdbc) {
             return new JdbcBookings(jdbc);
         }
+
+        @Bean
+        Orders orders(JdbcTemplate jdbc) {
+            jdbc.execute("CREATE TABLE IF NOT EXISTS placed_orders (id text NOT NULL, cents bigint NOT NULL)");
+            return new Orders(jdbc);
+        }
     }
 
     @DynamicPropertySource
@@ -36,6 +42,10 @@ class InboxInTransactionOnPostgresTest extends InboxInTransactionContract {
         registry.add("dedup.namespace", () -> Servers.unique("boot-inbox-pg"));
     }
 
+    @Autowired
+    Orders orders;
+    @Autowired
+    JdbcTemplate jdbc;
     @Autowired
     PlatformTransactionManager transactionManager;
     @Autowired
@@ -49,6 +59,17 @@ class InboxInTransactionOnPostgresTest extends InboxInTransactionContract {
 
         assertThat(transactionManager).isInstanceOf(DataSourceTransactionManager.class);
         assertThat(claimed()).isEqualTo(claimed + 1);
+    }
+
+    @Test
+    void theServiceOfTheDocsPlacesAnOrderOnce() {
+        Orders.Order order = new Orders.Order(id(), 1500);
+
+        Orders.Placed placed = orders.place(order);
+
+        assertThat(orders.place(order)).isEqualTo(placed);
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM placed_orders WHERE id = ?", Integer.class, order.id()))
+                .isEqualTo(1);
     }
 
     private double claimed() {

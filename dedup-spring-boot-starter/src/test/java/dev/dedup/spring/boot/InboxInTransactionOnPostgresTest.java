@@ -1,8 +1,10 @@
 package dev.dedup.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -30,9 +32,28 @@ class InboxInTransactionOnPostgresTest extends InboxInTransactionContract {
         }
 
         @Bean
+        Stamps stamps() {
+            return new Stamps();
+        }
+
+        @Bean
         Orders orders(JdbcTemplate jdbc) {
             jdbc.execute("CREATE TABLE IF NOT EXISTS placed_orders (id text NOT NULL, cents bigint NOT NULL)");
             return new Orders(jdbc);
+        }
+    }
+
+    /** A bean with no advice but the inbox's (no {@code @Transactional}), proxied by the starter alone. */
+    public static class Stamps {
+        private final AtomicInteger runs = new AtomicInteger();
+
+        @Idempotent(key = "#id", scope = "stamps", inTransaction = true)
+        public int stamp(String id) {
+            return runs.incrementAndGet();
+        }
+
+        public int runs() {
+            return runs.get();
         }
     }
 
@@ -42,6 +63,8 @@ class InboxInTransactionOnPostgresTest extends InboxInTransactionContract {
         registry.add("dedup.namespace", () -> Servers.unique("boot-inbox-pg"));
     }
 
+    @Autowired
+    Stamps stamps;
     @Autowired
     Orders orders;
     @Autowired
@@ -59,6 +82,19 @@ class InboxInTransactionOnPostgresTest extends InboxInTransactionContract {
 
         assertThat(transactionManager).isInstanceOf(DataSourceTransactionManager.class);
         assertThat(claimed()).isEqualTo(claimed + 1);
+    }
+
+    @Test
+    void aBeanWithoutOtherAdviceIsProxiedForTheInboxAlone() {
+        String id = id();
+
+        Integer first = transactions.execute(status -> stamps.stamp(id));
+        Integer again = transactions.execute(status -> stamps.stamp(id));
+
+        assertThat(first).isEqualTo(1);
+        assertThat(again).isEqualTo(1);
+        assertThatThrownBy(() -> stamps.stamp(id)).isInstanceOf(IdempotentTransactionRequiredException.class);
+        assertThat(stamps.runs()).isEqualTo(1);
     }
 
     @Test

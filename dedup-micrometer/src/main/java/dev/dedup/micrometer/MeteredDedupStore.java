@@ -57,7 +57,7 @@ public final class MeteredDedupStore implements DedupStore {
     /** Built once: a claim only increments, it never looks a meter up. */
     private final Map<String, Counter> claimCounters = new HashMap<>();
     /** One timer per (operation, outcome), registered on first use, then only looked up in this map. */
-    private final ConcurrentMap<String, Timer> timers = new ConcurrentHashMap<>();
+    private final ConcurrentMap<String, Timer> timers;
     private volatile AsyncDedupStore asyncView;
 
     private MeteredDedupStore(DedupStore store, MeterRegistry registry, String storeName,
@@ -67,11 +67,23 @@ public final class MeteredDedupStore implements DedupStore {
         this.storeName = storeName;
         this.tags = Tags.of("store", storeName, "namespace", store.namespace());
         this.observations = observations;
+        this.timers = new ConcurrentHashMap<>();
         claimCounters.put("claimed", claimCounter("claimed"));
         for (RecordState state : RecordState.values()) {
             String result = "duplicate_" + state.name().toLowerCase(Locale.ROOT);
             claimCounters.put(state.name(), claimCounter(result));
         }
+    }
+
+    /** {@code metered}'s meters over {@code view}: see {@link #forView}. */
+    private MeteredDedupStore(MeteredDedupStore metered, DedupStore view) {
+        this.store = view;
+        this.registry = metered.registry;
+        this.storeName = metered.storeName;
+        this.tags = metered.tags;
+        this.observations = metered.observations;
+        this.claimCounters.putAll(metered.claimCounters);
+        this.timers = metered.timers;
     }
 
     private Counter claimCounter(String result) {
@@ -151,6 +163,24 @@ public final class MeteredDedupStore implements DedupStore {
     /** {@return the store this one measures} */
     public DedupStore delegate() {
         return store;
+    }
+
+    /**
+     * These meters, with the same tags, over another view of the measured store, such as its view of one
+     * transaction ({@code PostgresDedupStore.inTransaction(connection)}): the view's calls count with the store's.
+     * Cheap: the meters are shared, not registered again.
+     *
+     * @param view a view of {@link #delegate()}, in the same namespace
+     * @return a store that answers as {@code view} does and records each call in these meters
+     * @throws IllegalArgumentException if {@code view} is in another namespace, whose calls these tags would misname
+     */
+    public MeteredDedupStore forView(DedupStore view) {
+        Objects.requireNonNull(view, "view");
+        if (!view.namespace().equals(store.namespace())) {
+            throw new IllegalArgumentException("the view is in namespace '" + view.namespace()
+                    + "', but these meters are tagged namespace '" + store.namespace() + "'");
+        }
+        return new MeteredDedupStore(this, view);
     }
 
     /**

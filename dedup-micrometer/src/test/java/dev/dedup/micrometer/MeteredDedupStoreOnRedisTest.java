@@ -81,6 +81,28 @@ class MeteredDedupStoreOnRedisTest {
     }
 
     @Test
+    @DisplayName("forView counts another view's calls in the same meters, and refuses a view of another namespace")
+    void forViewSharesTheMeters() {
+        String redis = TestServers.require("Redis 7", "DEDUP_TEST_REDIS_URL", null);
+        try (DedupStore view = DedupStores.open(redis + "?namespace=" + namespace);
+                DedupStore other = DedupStores.open(redis + "?namespace=other-" + namespace)) {
+            MeteredDedupStore metered = ((MeteredDedupStore) store).forView(view);
+            String key = "k-" + UUID.randomUUID();
+
+            assertThat(metered.complete((Claim) metered.claim(key, LEASE), LEASE, null)).isTrue();
+            store.claim(key, LEASE);
+
+            assertThat(metered.delegate()).isSameAs(view);
+            assertThat(claims("claimed")).isEqualTo(1);
+            assertThat(claims("duplicate_completed")).isEqualTo(1);
+            assertThat(calls("complete", "ok")).isEqualTo(1);
+            assertThatThrownBy(() -> ((MeteredDedupStore) store).forView(other))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("'other-" + namespace + "'");
+        }
+    }
+
+    @Test
     @DisplayName("async() is the store's native view, metered: the same counters and timers as the blocking calls")
     void asyncCallsAreMetered() throws Exception {
         AsyncDedupStore async = store.async();

@@ -1,21 +1,27 @@
 package dev.dedup.spring.boot;
 
 import dev.dedup.DedupStore;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.config.AopConfigUtils;
+import org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvisingPostProcessor;
+import org.springframework.aop.support.AopUtils;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
-import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
+import org.springframework.aop.support.StaticMethodMatcherPointcut;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Role;
+import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotationMetadata;
 import tools.jackson.databind.json.JsonMapper;
@@ -24,7 +30,8 @@ import tools.jackson.databind.json.JsonMapper;
  * Makes {@link Idempotent} methods idempotent, when Jackson 3 is on the class path (results are stored as JSON) and
  * the application has a {@link DedupStore}; {@code dedup.annotation.enabled=false} turns it off. The interception
  * runs outside {@code @Transactional} (order {@code dedup.annotation.order}, default 0), so a result is stored only
- * after the method's transaction committed, and a rolled-back call frees its key.
+ * after the method's transaction committed, and a rolled-back call frees its key; with
+ * {@code inTransaction = true} it runs inside the transaction instead, innermost on the bean.
  */
 @AutoConfiguration(after = DedupStoreAutoConfiguration.class,
         afterName = "org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration")
@@ -37,7 +44,8 @@ public class DedupAnnotationAutoConfiguration {
     public DedupAnnotationAutoConfiguration() {}
 
     /**
-     * The advisor that applies the interception to {@link Idempotent} methods. Static and lazy in what it uses:
+     * The advisor that applies the interception to {@link Idempotent} methods that store their result after the
+     * transaction (the default). Static and lazy in what it uses:
      * advisors are built before other beans, and must not pull the store or the JSON mapper forward.
      *
      * @param environment where {@code dedup.annotation.order} is read
@@ -50,12 +58,70 @@ public class DedupAnnotationAutoConfiguration {
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     public static Advisor idempotentMethodAdvisor(Environment environment, ObjectProvider<DedupStore> store,
             ObjectProvider<JsonMapper> json, ObjectProvider<DedupProperties> properties) {
-        var interceptor = new IdempotentMethodInterceptor(store::getObject,
-                () -> json.getIfAvailable(() -> JsonMapper.builder().build()), properties::getObject);
-        var advisor = new DefaultPointcutAdvisor(new AnnotationMatchingPointcut(null, Idempotent.class, true),
-                interceptor);
+        var advisor = new DefaultPointcutAdvisor(new IdempotentMethods(false),
+                interceptor(store, json, properties));
         advisor.setOrder(environment.getProperty("dedup.annotation.order", Integer.class, 0));
         return advisor;
+    }
+
+    /**
+     * Applies the interception to {@code @Idempotent(inTransaction = true)} methods innermost, after every advisor
+     * already on the bean: the transaction's interceptor has begun the transaction when the claim is made, whatever
+     * the orders, and Spring's own default order leaves no room below it.
+     *
+     * @param store the application's store, resolved at the first call
+     * @param json the application's JSON mapper, resolved at the first call; a default one if it has none
+     * @param properties the lease and retention defaults, resolved at the first call
+     * @return the post-processor that adds the advisor to each bean with such a method
+     */
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    public static BeanPostProcessor idempotentInTransactionAdvising(ObjectProvider<DedupStore> store,
+            ObjectProvider<JsonMapper> json, ObjectProvider<DedupProperties> properties) {
+        return new InnermostAdvising(new DefaultPointcutAdvisor(new IdempotentMethods(true),
+                interceptor(store, json, properties)));
+    }
+
+    private static IdempotentMethodInterceptor interceptor(ObjectProvider<DedupStore> store,
+            ObjectProvider<JsonMapper> json, ObjectProvider<DedupProperties> properties) {
+        return new IdempotentMethodInterceptor(store::getObject,
+                () -> json.getIfAvailable(() -> JsonMapper.builder().build()), properties::getObject);
+    }
+
+    /**
+     * The {@link Idempotent} methods of one mode: the annotation on the method, as called or as implemented by the
+     * target class (where the proxy is called through an interface).
+     */
+    static final class IdempotentMethods extends StaticMethodMatcherPointcut {
+        private final boolean inTransaction;
+
+        IdempotentMethods(boolean inTransaction) {
+            this.inTransaction = inTransaction;
+        }
+
+        @Override
+        public boolean matches(Method method, Class<?> targetClass) {
+            Idempotent annotation = AnnotatedElementUtils.findMergedAnnotation(method, Idempotent.class);
+            if (annotation == null && targetClass != null && !Proxy.isProxyClass(targetClass)) {
+                annotation = AnnotatedElementUtils.findMergedAnnotation(
+                        AopUtils.getMostSpecificMethod(method, targetClass), Idempotent.class);
+            }
+            return annotation != null && annotation.inTransaction() == inTransaction;
+        }
+    }
+
+    /**
+     * Adds its advisor last to a bean another post-processor already proxied (as Spring's method validation does),
+     * so that it runs inside that proxy's other interceptors; proxies the other beans with it alone.
+     */
+    static final class InnermostAdvising extends AbstractBeanFactoryAwareAdvisingPostProcessor {
+        private static final long serialVersionUID = 1L;
+
+        InnermostAdvising(Advisor advisor) {
+            this.advisor = advisor;
+            setBeforeExistingAdvisors(false);
+            setProxyTargetClass(true);   // as the starter's auto-proxy creator, so beans keep their class
+        }
     }
 
     /**

@@ -97,4 +97,21 @@ public @interface Idempotent {
      * @return the exception types that keep the key
      */
     Class<? extends Throwable>[] keepKeyOn() default {};
+
+    /**
+     * Whether the call joins the surrounding transaction as its inbox (default false: the result is stored after
+     * the commit, as described above). With true, the claim, the method's writes and the stored result go through
+     * the transaction's own connection and commit together, or roll back together, which frees the key: a crash
+     * before the commit can neither lose the effect nor run it twice. Needs an active read-write Spring transaction
+     * (the method's own {@code @Transactional}, or its caller's) under {@code DataSourceTransactionManager} or
+     * {@code JpaTransactionManager}, on the {@code DataSource} a SQL store (PostgreSQL, MySQL/MariaDB) was built on;
+     * a call without one throws {@link IdempotentTransactionRequiredException}, and a store that cannot join it
+     * (another kind, another {@code DataSource}, a pool of its own from {@code dedup.store.uri}) fails the first call
+     * with a {@code DedupConfigurationException}. The interception runs inside the transaction's, whatever the
+     * order of the annotations. A failure kept by {@link #keepKeyOn()} is written in the transaction too, so it
+     * stays only if the transaction commits.
+     *
+     * @return true to run the claim and the completion in the surrounding transaction
+     */
+    boolean inTransaction() default false;
 }

@@ -39,14 +39,22 @@ final class IdempotentMethod {
     private final JsonMapper json;
     private final boolean joinsCallersTransaction;
     private final AsyncReturn async;
+    /** {@link Idempotent#inTransaction()}: the claim and the completion go through the transaction's connection. */
+    final boolean inTransaction;
     final IdempotentConsumer<MethodInvocation, Object> consumer;
 
     IdempotentMethod(Method method, Idempotent annotation, DedupStore store, JsonMapper json, Duration lease,
             Duration retention, boolean joinsCallersTransaction) {
         this.method = method;
         this.joinsCallersTransaction = joinsCallersTransaction;
+        this.inTransaction = annotation.inTransaction();
         this.json = json;
         this.async = AsyncReturn.of(method);
+        if (inTransaction && async != AsyncReturn.NONE) {
+            throw new DedupConfigurationException("@Idempotent(inTransaction = true) " + describe() + " returns "
+                    + method.getReturnType().getSimpleName() + ": a thread-bound transaction ends before its value"
+                    + " arrives; return the result itself, or drop inTransaction");
+        }
         this.scope = annotation.scope().isEmpty() ? defaultScope(method) : annotation.scope();
         this.key = parse("key", annotation.key());
         this.fingerprint = annotation.fingerprint().isEmpty() ? null : parse("fingerprint", annotation.fingerprint());

@@ -1,5 +1,6 @@
 package dev.dedup.spring.boot;
 
+import dev.dedup.DedupConfigurationException;
 import dev.dedup.DedupStore;
 import dev.dedup.ProcessingOutcome;
 import java.lang.reflect.Method;
@@ -28,6 +29,12 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
     private static final boolean TRANSACTIONS = ClassUtils.isPresent(
             "org.springframework.transaction.support.TransactionSynchronizationManager",
             IdempotentMethodInterceptor.class.getClassLoader());
+    /** What {@code inTransaction = true} needs: the transaction's connection, and a SQL store's view of it. */
+    private static final boolean JDBC_TRANSACTIONS = TRANSACTIONS
+            && ClassUtils.isPresent("org.springframework.jdbc.datasource.DataSourceUtils",
+                    IdempotentMethodInterceptor.class.getClassLoader())
+            && ClassUtils.isPresent("dev.dedup.jdbc.TransactionalInbox",
+                    IdempotentMethodInterceptor.class.getClassLoader());
 
     private final Supplier<DedupStore> store;
     private final Supplier<JsonMapper> json;
@@ -50,11 +57,13 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
                     outcome -> resultOf(method, outcome));
         }
         ProcessingOutcome<Object> outcome;
-        if (TRANSACTIONS && method.joinsCallersTransaction()
+        if (!method.inTransaction && TRANSACTIONS && method.joinsCallersTransaction()
                 && TransactionalCompletion.inTransactionWithoutSynchronization()) {
             throw TransactionalCompletion.unsynchronized(method.describe());
         }
-        if (TRANSACTIONS && method.joinsCallersTransaction() && TransactionalCompletion.inTransaction()) {
+        if (method.inTransaction) {
+            outcome = InboxInTransaction.process(method, store.get(), call, IdempotentMethodInterceptor::proceed);
+        } else if (TRANSACTIONS && method.joinsCallersTransaction() && TransactionalCompletion.inTransaction()) {
             String key = method.keyOrNull(call);
             TransactionalCompletion.Returned earlier = key == null ? null
                     : TransactionalCompletion.earlierInThisTransaction(key);
@@ -117,8 +126,17 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
         DedupProperties settings = properties.get();
         boolean joinsCallersTransaction = !TRANSACTIONS || call.getThis() == null
                 || !TransactionalCompletion.leavesCallersTransaction(target, AopUtils.getTargetClass(call.getThis()));
-        return new IdempotentMethod(target, annotation, store.get(), json.get(), settings.getLease(),
+        IdempotentMethod read = new IdempotentMethod(target, annotation, store.get(), json.get(), settings.getLease(),
                 settings.getRetention(), joinsCallersTransaction);
+        if (read.inTransaction) {
+            if (!JDBC_TRANSACTIONS) {
+                throw new DedupConfigurationException(read.describe() + " is @Idempotent(inTransaction = true), which"
+                        + " needs spring-jdbc (spring-boot-starter-jdbc or spring-boot-starter-data-jpa) and a SQL"
+                        + " store (dedup-store-postgres or dedup-store-mysql) on the class path");
+            }
+            InboxInTransaction.inboxOf(read.describe(), store.get());   // refuses a store that cannot join
+        }
+        return read;
     }
 
     /** The method itself, seen as a handler: checked exceptions pass through the facade as they are. */

@@ -12,6 +12,11 @@ final class Servers {
         return TestServers.require("PostgreSQL 15", "DEDUP_TEST_POSTGRES_URL", null);
     }
 
+    /** {@return the MariaDB JDBC URL, such as {@code jdbc:mariadb://127.0.0.1:13306/dedup?user=root}} */
+    static String mariaDbJdbcUrl() {
+        return TestServers.require("MariaDB 10.11", "DEDUP_TEST_MARIADB_URL", null);
+    }
+
     /** {@return the Redis URL, such as {@code redis://127.0.0.1:16379}} */
     static String redisUrl() {
         return TestServers.require("Redis 7", "DEDUP_TEST_REDIS_URL", null);

@@ -12,6 +12,7 @@ import dev.dedup.jdbc.Connections;
 import dev.dedup.jdbc.LostReplies;
 import dev.dedup.jdbc.PooledConnections;
 import dev.dedup.jdbc.SqlStoreBuilder;
+import dev.dedup.jdbc.TransactionalInbox;
 import dev.dedup.spi.AbstractDedupStore;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -40,7 +41,7 @@ import javax.sql.DataSource;
  * inbox, where the claim and the business writes commit or roll back together. JDBC blocks, so the non-blocking view
  * is {@link dev.dedup.AsyncDedupStore#onExecutor}.
  */
-public final class MysqlDedupStore extends AbstractDedupStore {
+public final class MysqlDedupStore extends AbstractDedupStore implements TransactionalInbox {
     /**
      * The SQL of every write, built once per table: one set for pooled connections, where a lapsed lease ends the
      * claim, and one for the {@link #inTransaction} views, where it cannot (see {@link MysqlTable#finish}).
@@ -51,6 +52,7 @@ public final class MysqlDedupStore extends AbstractDedupStore {
         }
     }
 
+    private final DataSource dataSource;
     private final Connections connections;
     private final MysqlTable table;
     private final MysqlErrors errors;
@@ -62,10 +64,11 @@ public final class MysqlDedupStore extends AbstractDedupStore {
     /** Whether the driver reports a row count per statement of a batch; asked by the store's first settleAll. */
     private final AtomicReference<Boolean> driverCountsBatches;
 
-    private MysqlDedupStore(Connections connections, MysqlTable table, MysqlErrors errors, Statements sql,
+    private MysqlDedupStore(DataSource dataSource, Connections connections, MysqlTable table, MysqlErrors errors, Statements sql,
             Statements transactionSql, String namespace, Duration timeout, Runnable onClose,
             AtomicReference<Boolean> driverCountsBatches) {
         super(namespace);
+        this.dataSource = dataSource;
         this.connections = connections;
         this.table = table;
         this.errors = errors;
@@ -92,6 +95,15 @@ public final class MysqlDedupStore extends AbstractDedupStore {
     }
 
     /**
+     * {@return the {@code DataSource} this store takes its connections from: the one given to the builder, or the
+     * store's own pool when it was opened by URI} Its transactions are the ones {@link #inTransaction} can join.
+     */
+    @Override
+    public DataSource dataSource() {
+        return dataSource;
+    }
+
+    /**
      * This store inside the caller's open {@code transaction}, the transactional inbox: every operation runs on that
      * connection and is never committed here, so the claim shares the fate of the business writes (a rollback frees
      * the key). Another delivery of the same key, in another transaction, waits for this one's row lock and then
@@ -109,8 +121,9 @@ public final class MysqlDedupStore extends AbstractDedupStore {
      * @throws IllegalArgumentException when {@code transaction} is in auto-commit mode (each statement would commit
      *     on its own)
      */
+    @Override
     public DedupStore inTransaction(Connection transaction) {
-        return new MysqlDedupStore(CallerTransaction.of(transaction, errors), table, errors, transactionSql,
+        return new MysqlDedupStore(dataSource, CallerTransaction.of(transaction, errors), table, errors, transactionSql,
                 transactionSql, namespace(), timeout, () -> {}, driverCountsBatches);
     }
 
@@ -336,7 +349,7 @@ public final class MysqlDedupStore extends AbstractDedupStore {
         @Override
         protected MysqlDedupStore newStore() {
             MysqlErrors errors = new MysqlErrors(table, location);
-            return new MysqlDedupStore(new PooledConnections(dataSource, errors, timeout), table, errors,
+            return new MysqlDedupStore(dataSource, new PooledConnections(dataSource, errors, timeout), table, errors,
                     Statements.of(table, true), Statements.of(table, false), namespace, timeout, onClose,
                     new AtomicReference<>());
         }

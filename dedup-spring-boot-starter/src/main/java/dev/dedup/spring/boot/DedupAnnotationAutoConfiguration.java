@@ -1,6 +1,7 @@
 package dev.dedup.spring.boot;
 
 import dev.dedup.DedupStore;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import org.springframework.aop.Advisor;
@@ -16,8 +17,10 @@ import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Role;
@@ -38,7 +41,7 @@ import tools.jackson.databind.json.JsonMapper;
 @ConditionalOnClass(JsonMapper.class)
 @ConditionalOnBean(DedupStore.class)
 @ConditionalOnProperty(prefix = "dedup.annotation", name = "enabled", matchIfMissing = true)
-@Import(DedupAnnotationAutoConfiguration.AutoProxying.class)
+@Import({DedupAnnotationAutoConfiguration.AutoProxying.class, DedupAnnotationAutoConfiguration.Metrics.class})
 public class DedupAnnotationAutoConfiguration {
     /** Creates the auto-configuration; Spring calls it. */
     public DedupAnnotationAutoConfiguration() {}
@@ -52,14 +55,16 @@ public class DedupAnnotationAutoConfiguration {
      * @param store the application's store, resolved at the first call
      * @param json the application's JSON mapper, resolved at the first call; a default one if it has none
      * @param properties the lease and retention defaults, resolved at the first call
+     * @param listener told of replays and calls without a key, resolved at the first call
      * @return the advisor
      */
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     public static Advisor idempotentMethodAdvisor(Environment environment, ObjectProvider<DedupStore> store,
-            ObjectProvider<JsonMapper> json, ObjectProvider<DedupProperties> properties) {
+            ObjectProvider<JsonMapper> json, ObjectProvider<DedupProperties> properties,
+            ObjectProvider<IdempotentCallListener> listener) {
         var advisor = new DefaultPointcutAdvisor(new IdempotentMethods(false),
-                interceptor(store, json, properties));
+                interceptor(store, json, properties, listener));
         advisor.setOrder(environment.getProperty("dedup.annotation.order", Integer.class, 0));
         return advisor;
     }
@@ -72,20 +77,35 @@ public class DedupAnnotationAutoConfiguration {
      * @param store the application's store, resolved at the first call
      * @param json the application's JSON mapper, resolved at the first call; a default one if it has none
      * @param properties the lease and retention defaults, resolved at the first call
+     * @param listener told of replays and calls without a key, resolved at the first call
      * @return the post-processor that adds the advisor to each bean with such a method
      */
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     public static BeanPostProcessor idempotentInTransactionAdvising(ObjectProvider<DedupStore> store,
-            ObjectProvider<JsonMapper> json, ObjectProvider<DedupProperties> properties) {
+            ObjectProvider<JsonMapper> json, ObjectProvider<DedupProperties> properties,
+            ObjectProvider<IdempotentCallListener> listener) {
         return new InnermostAdvising(new DefaultPointcutAdvisor(new IdempotentMethods(true),
-                interceptor(store, json, properties)));
+                interceptor(store, json, properties, listener)));
     }
 
     private static IdempotentMethodInterceptor interceptor(ObjectProvider<DedupStore> store,
-            ObjectProvider<JsonMapper> json, ObjectProvider<DedupProperties> properties) {
+            ObjectProvider<JsonMapper> json, ObjectProvider<DedupProperties> properties,
+            ObjectProvider<IdempotentCallListener> listener) {
         return new IdempotentMethodInterceptor(store::getObject,
-                () -> json.getIfAvailable(() -> JsonMapper.builder().build()), properties::getObject);
+                () -> json.getIfAvailable(() -> JsonMapper.builder().build()), properties::getObject,
+                () -> listener.getIfAvailable(() -> new IdempotentCallListener() {}));
+    }
+
+    /** Counts replays and calls without a key in Micrometer, unless the application has its own listener. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(MeterRegistry.class)
+    static class Metrics {
+        @Bean
+        @ConditionalOnMissingBean(IdempotentCallListener.class)
+        MeteredIdempotentCalls dedupIdempotentCalls(ObjectProvider<MeterRegistry> registry) {
+            return new MeteredIdempotentCalls(registry);
+        }
     }
 
     /**

@@ -114,4 +114,15 @@ public @interface Idempotent {
      * @return true to run the claim and the completion in the surrounding transaction
      */
     boolean inTransaction() default false;
+
+    /**
+     * Whether every call must have a key (default true: a null key fails the call with an
+     * {@code IllegalArgumentException}, and the method does not run). With false, a call whose {@link #key()} is null
+     * runs the method without deduplication, as an API whose callers opt in per request; each such call is counted
+     * ({@code dedup.idempotent.calls{outcome=without-key}} with Micrometer) and told to the
+     * {@link IdempotentCallListener}.
+     *
+     * @return false to run calls without a key unprotected
+     */
+    boolean required() default true;
 }

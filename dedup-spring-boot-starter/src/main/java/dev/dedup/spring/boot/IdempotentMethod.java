@@ -39,6 +39,7 @@ final class IdempotentMethod {
     private final JsonMapper json;
     private final boolean joinsCallersTransaction;
     private final AsyncReturn async;
+    private final boolean required;
     /** {@link Idempotent#inTransaction()}: the claim and the completion go through the transaction's connection. */
     final boolean inTransaction;
     final IdempotentConsumer<MethodInvocation, Object> consumer;
@@ -50,6 +51,7 @@ final class IdempotentMethod {
         this.inTransaction = annotation.inTransaction();
         this.json = json;
         this.async = AsyncReturn.of(method);
+        this.required = annotation.required();
         if (inTransaction && async != AsyncReturn.NONE) {
             throw new DedupConfigurationException("@Idempotent(inTransaction = true) " + describe() + " returns "
                     + method.getReturnType().getSimpleName() + ": a thread-bound transaction ends before its value"
@@ -97,6 +99,21 @@ final class IdempotentMethod {
         } catch (RuntimeException e) {
             return null;
         }
+    }
+
+    /** {@return the annotated method} */
+    Method method() {
+        return method;
+    }
+
+    /** {@return whether a call must have a key ({@link Idempotent#required()})} */
+    boolean required() {
+        return required;
+    }
+
+    /** {@return whether the key expression is null for this call} */
+    boolean hasNoKey(MethodInvocation call) {
+        return evaluate(key, call) == null;
     }
 
     /** {@return whether the method runs in its caller's transaction, when there is one (no REQUIRES_NEW)} */

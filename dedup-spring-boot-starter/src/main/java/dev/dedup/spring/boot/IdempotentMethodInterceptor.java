@@ -39,23 +39,31 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
     private final Supplier<DedupStore> store;
     private final Supplier<JsonMapper> json;
     private final Supplier<DedupProperties> properties;
+    private final Supplier<IdempotentCallListener> listener;
     private final Map<Method, IdempotentMethod> methods = new ConcurrentHashMap<>();
 
     /** Takes suppliers: the beans are looked up at a method's first call, not when the advisor is built. */
     IdempotentMethodInterceptor(Supplier<DedupStore> store, Supplier<JsonMapper> json,
-            Supplier<DedupProperties> properties) {
+            Supplier<DedupProperties> properties, Supplier<IdempotentCallListener> listener) {
         this.store = store;
         this.json = json;
         this.properties = properties;
+        this.listener = listener;
     }
 
     @Override
     public Object invoke(MethodInvocation call) throws Throwable {
         IdempotentMethod method = methods.computeIfAbsent(call.getMethod(), m -> read(m, call));
+        if (!method.required() && method.hasNoKey(call)) {
+            listener.get().ranWithoutKey(method.method());
+            IdempotentCalls.record(false);
+            return call.proceed();
+        }
         if (method.async() != AsyncReturn.NONE) {
             return AsyncIdempotentCalls.invoke(method, call, IdempotentMethodInterceptor::proceed,
                     outcome -> resultOf(method, outcome));
         }
+        IdempotentCalls.record(false);
         ProcessingOutcome<Object> outcome;
         if (!method.inTransaction && TRANSACTIONS && method.joinsCallersTransaction()
                 && TransactionalCompletion.inTransactionWithoutSynchronization()) {
@@ -68,6 +76,8 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
             TransactionalCompletion.Returned earlier = key == null ? null
                     : TransactionalCompletion.earlierInThisTransaction(key);
             if (earlier != null) {
+                IdempotentCalls.record(true);
+                listener.get().replayed(method.method(), key);
                 return earlier.value();   // this transaction already ran it; its claim waits for the commit
             }
             AtomicReference<Object> returned = new AtomicReference<>();
@@ -85,15 +95,17 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
         } else {
             outcome = method.consumer.process(call, IdempotentMethodInterceptor::proceed);
         }
+        IdempotentCalls.record(outcome instanceof ProcessingOutcome.AlreadyProcessed);
         return resultOf(method, outcome);
     }
 
     /** What the caller of a plain method gets for an outcome: the result, the replayed result, or an exception. */
-    private static Object resultOf(IdempotentMethod method, ProcessingOutcome<Object> outcome) throws Throwable {
+    private Object resultOf(IdempotentMethod method, ProcessingOutcome<Object> outcome) throws Throwable {
         if (outcome instanceof ProcessingOutcome.Processed<Object> processed) {
             return processed.result();
         }
         if (outcome instanceof ProcessingOutcome.AlreadyProcessed<Object> replayed) {
+            listener.get().replayed(method.method(), replayed.key());
             if (replayed.result().isEmpty() && method.returnsValue()) {
                 throw new IdempotentResultUnavailableException(replayed.key());
             }

@@ -48,6 +48,12 @@ public class Billing {
         return new Receipt(order.id(), order.cents(), run(order.id()));
     }
 
+    /** Deduplicated only when the caller sends a request id. */
+    @Idempotent(key = "#requestId", required = false)
+    public Receipt chargeIfKeyed(String requestId, Order order) {
+        return new Receipt(order.id(), order.cents(), run(order.id()));
+    }
+
     /**
      * Calls {@code billing.slowCharge(id, millis)} on another thread and returns once that call holds the key and
      * runs; a first call that failed instead shows its cause here.

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.dedup.DedupConfigurationException;
 import dev.dedup.spring.boot.Billing.Order;
 import dev.dedup.spring.boot.Billing.Receipt;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
@@ -18,6 +19,9 @@ import org.springframework.beans.factory.annotation.Autowired;
 abstract class IdempotentAnnotationContract {
     @Autowired
     Billing billing;
+
+    @Autowired
+    MeterRegistry meters;
 
     static String id() {
         return "o-" + UUID.randomUUID().toString().substring(0, 12);
@@ -179,5 +183,44 @@ abstract class IdempotentAnnotationContract {
                 .isInstanceOf(DedupConfigurationException.class)
                 .hasMessageContaining("Billing.anything").hasMessageContaining("java.lang.Object")
                 .hasMessageContaining("declare the concrete type");
+    }
+
+    @Test
+    void theCallerCanTellAReplayFromARunAndReplaysAreCounted() {
+        String id = id();
+        double before = calls("replayed", "Billing.charge");
+
+        billing.charge(new Order(id, 700));
+        boolean firstReplayed = IdempotentCalls.lastCallReplayed();
+        billing.charge(new Order(id, 700));
+        boolean againReplayed = IdempotentCalls.lastCallReplayed();
+
+        assertThat(firstReplayed).isFalse();
+        assertThat(againReplayed).isTrue();
+        assertThat(calls("replayed", "Billing.charge") - before).isEqualTo(1);
+    }
+
+    @Test
+    void withRequiredFalseACallWithoutAKeyRunsUnprotectedAndIsCounted() {
+        String id = id();
+        double before = calls("without-key", "Billing.chargeIfKeyed");
+
+        billing.chargeIfKeyed(null, new Order(id, 300));
+        billing.chargeIfKeyed(null, new Order(id, 300));
+        boolean replayed = IdempotentCalls.lastCallReplayed();
+        String requestId = "r-" + id;
+        billing.chargeIfKeyed(requestId, new Order(id, 300));
+        billing.chargeIfKeyed(requestId, new Order(id, 300));
+
+        assertThat(replayed).isFalse();
+        assertThat(billing.runs(id)).isEqualTo(3);   // twice without a key, once for the keyed pair
+        assertThat(IdempotentCalls.lastCallReplayed()).isTrue();
+        assertThat(calls("without-key", "Billing.chargeIfKeyed") - before).isEqualTo(2);
+    }
+
+    private double calls(String outcome, String method) {
+        var counter = meters.find(MeteredIdempotentCalls.METER).tag("outcome", outcome).tag("method", method)
+                .counter();
+        return counter == null ? 0 : counter.count();
     }
 }

@@ -35,10 +35,6 @@ final class OutboxTestSupport {
 
     private OutboxTestSupport() {}
 
-    static String postgresUrl() {
-        return TestDatabase.POSTGRESQL.jdbcUrl();
-    }
-
     static String kafkaBootstrap() {
         return TestServers.require("Kafka 4.1 (KRaft)", KAFKA, null);
     }

@@ -14,6 +14,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -72,6 +73,37 @@ class OutboxTest {
             assertThat(row.next()).isFalse();
         }
         assertThat(outbox.pendingCount()).isEqualTo(1);
+    }
+
+    @ParameterizedTest
+    @EnumSource(TestDatabase.class)
+    @DisplayName("the publisher gets each event as appended: headers with quotes, backslashes, control characters and"
+            + " non-ASCII text, binary payload, key, and its append time by the server's clock")
+    void theRelayHandsEventsOverAsAppended(TestDatabase database) throws SQLException {
+        DataSource pool = fixture.pool(database);
+        Outbox outbox = fixture.outbox(database);
+        Map<String, String> headers = Map.of("type", "Created", "quote\"d", "a \"b\" \\c\\", "lines", "x\ny\tz\u0001",
+                "text", "Grüße, 東京 \uD83D\uDE00", "empty", "");
+        byte[] payload = {0, (byte) 0xff, 10, 13, 39, 92};
+        String messageId;
+        Instant before = Instant.now().minusSeconds(5);
+        try (Connection tx = pool.getConnection()) {
+            tx.setAutoCommit(false);
+            messageId = outbox.append(tx, "orders", "Key é", payload, headers);
+            outbox.append(tx, "orders", null, utf8("no headers"), Map.of());
+            tx.commit();
+        }
+        List<OutboxEvent> published = new ArrayList<>();
+        assertThat(OutboxRelay.builder(outbox, published::addAll).build().relayOnce()).isEqualTo(2);
+        OutboxEvent event = published.get(0);
+        assertThat(event.messageId()).isEqualTo(messageId);
+        assertThat(event.destination()).isEqualTo("orders");
+        assertThat(event.key()).isEqualTo("Key é");
+        assertThat(event.payload()).containsExactly(payload);
+        assertThat(event.headers()).isEqualTo(headers);
+        assertThat(event.createdAt()).isBetween(before, Instant.now().plusSeconds(5));
+        assertThat(published.get(1).headers()).isEmpty();
+        assertThat(published.get(1).key()).isNull();
     }
 
     @ParameterizedTest

@@ -8,6 +8,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.dedup.DedupConfigurationException;
 import dev.dedup.DedupStoreException;
+import dev.dedup.jdbc.TableName;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -256,6 +260,14 @@ class OutboxTest {
                         + " it off, the relays poll");
         Outbox named = fixture.outbox(TestDatabase.MARIADB, builder -> builder.database(OutboxDatabase.MYSQL));
         assertThat(named.pendingCount()).isZero();
+    }
+
+    @Test
+    @DisplayName("docs/mysql.md shows the table createSchema makes on MySQL and MariaDB")
+    void mysqlPageShowsTheSchema() throws IOException {
+        String page = Files.readString(Path.of("../docs/mysql.md")).replaceAll("[ \\t]*--[^\\n]*", "");
+        MysqlOutboxDialect dialect = new MysqlOutboxDialect(TableName.parse("outbox", "database"));
+        assertThat(page).contains(dialect.createTable() + ";");
     }
 
     @ParameterizedTest

@@ -5,11 +5,13 @@ import static dev.dedup.outbox.OutboxTestSupport.utf8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.mysql.cj.jdbc.MysqlDataSource;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.dedup.DedupConfigurationException;
 import dev.dedup.DedupStoreException;
 import dev.dedup.jdbc.TableName;
 import java.io.IOException;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -260,6 +262,34 @@ class OutboxTest {
                         + " it off, the relays poll");
         Outbox named = fixture.outbox(TestDatabase.MARIADB, builder -> builder.database(OutboxDatabase.MYSQL));
         assertThat(named.pendingCount()).isZero();
+    }
+
+    @Test
+    @DisplayName("MariaDB through MySQL Connector/J (which names it MySQL): found as MYSQL; append, relay, purge work")
+    void mariaDbThroughMysqlConnector() throws SQLException {
+        URI address = URI.create(TestDatabase.MARIADB.jdbcUrl().substring("jdbc:".length()));
+        MysqlDataSource connectorJ = new MysqlDataSource();
+        connectorJ.setUrl("jdbc:mysql://" + address.getAuthority() + address.getPath() + "?" + address.getQuery());
+        try (Connection probe = connectorJ.getConnection()) {
+            assertThat(probe.getMetaData().getDatabaseProductName()).isEqualTo("MySQL");
+            assertThat(OutboxDatabase.of(probe)).isEqualTo(OutboxDatabase.MYSQL);
+        }
+        Outbox outbox = Outbox.builder(connectorJ).table(unique("outbox")).build();
+        outbox.createSchema();
+        try {
+            try (Connection tx = connectorJ.getConnection()) {
+                tx.setAutoCommit(false);
+                outbox.append(tx, "orders", "k", utf8("e"), Map.of("type", "Created"));
+                tx.commit();
+            }
+            List<OutboxEvent> published = new ArrayList<>();
+            assertThat(OutboxRelay.builder(outbox, published::addAll).build().relayOnce()).isEqualTo(1);
+            assertThat(published.get(0).headers()).containsEntry("type", "Created");
+            assertThat(outbox.pendingCount()).isZero();
+            assertThat(outbox.purgePublished(10)).as("published just now, within the retention").isZero();
+        } finally {
+            outbox.dropSchema(null);
+        }
     }
 
     @Test

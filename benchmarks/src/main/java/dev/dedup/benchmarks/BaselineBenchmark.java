@@ -27,7 +27,7 @@ import org.openjdk.jmh.infra.Blackhole;
 @OutputTimeUnit(TimeUnit.SECONDS)
 public class BaselineBenchmark {
 
-    @Param({"postgres", "redis", "redis-metered", "redis-cluster", "mongo", "dynamodb"})
+    @Param({"postgres", "mariadb", "redis", "redis-metered", "redis-cluster", "mongo", "dynamodb"})
     public String store;
 
     /** Live rows already in the table (PostgreSQL only). */

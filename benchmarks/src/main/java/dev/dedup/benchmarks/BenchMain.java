@@ -136,15 +136,16 @@ public final class BenchMain {
                   --quick                 the quick profile (smoke test); default is the full profile
                   --out DIR               where results.json, results.md and results.svg go
                                           (default benchmarks/results/<yyyyMMdd-HHmmss>[-quick])
-                  --stores a,b            only these stores: memory, postgres, redis, redis-metered, redis-cluster, mongo, dynamodb
+                  --stores a,b            only these stores: memory, postgres, mariadb, redis, redis-metered,
+                                          redis-cluster, mongo, dynamodb
                   --threads 1,4           only these thread counts
                   --plan                  print the groups and the time estimate, run nothing
                   --no-kafka              skip the Kafka adapter's run (it follows the store groups
                                           when postgres or redis is among the stores) and the outbox's
                   --kafka-only            only the Kafka adapter's run and the outbox's (with postgres)
-                Server URLs come from the environment (DEDUP_TEST_POSTGRES_URL, DEDUP_TEST_REDIS_URL,
-                DEDUP_TEST_REDIS_CLUSTER_URL, DEDUP_TEST_KAFKA_BOOTSTRAP, default 127.0.0.1:19092):
-                scripts/bench.sh sets them from scripts/test-servers.sh.""";
+                Server URLs come from the environment (DEDUP_TEST_POSTGRES_URL, DEDUP_TEST_MARIADB_URL,
+                DEDUP_TEST_REDIS_URL, DEDUP_TEST_REDIS_CLUSTER_URL, DEDUP_TEST_KAFKA_BOOTSTRAP, default
+                127.0.0.1:19092): scripts/bench.sh sets them from scripts/test-servers.sh.""";
 
         /** The Kafka adapter's run, unless skipped or no store it uses is selected. */
         Optional<KafkaGroup> kafkaGroup() {

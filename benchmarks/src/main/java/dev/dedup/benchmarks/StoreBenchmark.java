@@ -32,7 +32,7 @@ import org.openjdk.jmh.infra.Blackhole;
 @OutputTimeUnit(TimeUnit.SECONDS)
 public class StoreBenchmark {
 
-    @Param({"memory", "postgres", "redis", "redis-metered", "redis-cluster", "mongo", "dynamodb"})
+    @Param({"memory", "postgres", "mariadb", "redis", "redis-metered", "redis-cluster", "mongo", "dynamodb"})
     public String store;
 
     /** Live rows already in the table (PostgreSQL only): how the cost grows with the table. */

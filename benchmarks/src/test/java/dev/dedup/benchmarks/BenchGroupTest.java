@@ -14,10 +14,11 @@ class BenchGroupTest {
     void fullProfilePlansEveryStoreOperationAndThreadCount() {
         List<BenchGroup> groups = BenchGroup.plan(Profile.FULL, List.of(BenchStore.values()));
 
-        // 7 stores (redis-metered is the seventh) x 3 thread counts x 6 operations.
-        assertThat(groups).hasSize(126);
+        // 8 stores (redis-metered is one, mariadb another) x 3 thread counts x 6 operations.
+        assertThat(groups).hasSize(144);
         // memory: store only; postgres: store + baseline at 2 table sizes; the others: store + baseline.
-        assertThat(groups.stream().mapToInt(BenchGroup::benchmarks).sum()).isEqualTo(3 * (6 + 24 + 12 + 12 + 12 + 12 + 12));
+        assertThat(groups.stream().mapToInt(BenchGroup::benchmarks).sum())
+                .isEqualTo(3 * (6 + 24 + 12 + 12 + 12 + 12 + 12 + 12));
         assertThat(groups.get(0).describe()).isEqualTo("memory / claim, fresh key / 1 thread (store only, the floor)");
     }
 

@@ -1,9 +1,9 @@
 package dev.dedup.outbox;
 
+import dev.dedup.DedupConfigurationException;
 import dev.dedup.DedupStoreException;
 import dev.dedup.jdbc.CallerTransaction;
-import dev.dedup.store.postgres.PgCron;
-import dev.dedup.store.postgres.PostgresTableName;
+import dev.dedup.jdbc.TableName;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -15,45 +15,41 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.UUID;
+import java.util.function.Function;
 import javax.sql.DataSource;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
- * The transactional outbox on a PostgreSQL table: {@link #append} writes an event with one {@code INSERT} on the
- * caller's connection, inside the caller's business transaction, so the event exists exactly when the business
- * change commits. An {@link OutboxRelay} publishes committed events; a pg_cron job (or {@link #purgePublished})
- * deletes them once published and older than the retention.
+ * The transactional outbox on a PostgreSQL, MySQL 8 or MariaDB 10.6+ table: {@link #append} writes an event with one
+ * {@code INSERT} on the caller's connection, inside the caller's business transaction, so the event exists exactly
+ * when the business change commits. An {@link OutboxRelay} publishes committed events; a pg_cron job or a MySQL
+ * {@code EVENT} (or {@link #purgePublished}) deletes them once published and older than the retention.
  *
  * <pre>{@code
  * Outbox outbox = Outbox.builder(dataSource).table("outbox").build();
- * outbox.createSchema();   // once, at deployment: table, indexes, purge procedure and its pg_cron job
+ * outbox.createSchema();   // once, at deployment: table, indexes, purge procedure and its schedule
  * }</pre>
  *
- * <p>Thread-safe; holds no connection of its own between calls.
+ * <p>The database is found from the first connection's metadata, unless {@link Builder#database} names it.
+ * Thread-safe; holds no connection of its own between calls.
  */
 public final class Outbox {
-    private static final Logger log = LoggerFactory.getLogger(Outbox.class);
-
-    /** Once a minute: the finest schedule pg_cron 1.4 offers. */
-    static final String CRON_SCHEDULE = "* * * * *";
     static final int PURGE_BATCH = 5_000;
     static final int PURGE_MAX_BATCHES = 100;
-    /** The advisory lock that serialises schema creation per table, across processes. */
-    private static final String SCHEMA_LOCK = "dedup-outbox-schema:";
 
     private final DataSource dataSource;
-    private final OutboxTable table;
+    private final TableName table;
     private final Duration retention;
     private final boolean notifyRelays;
-    private final String appendSql;
+    /** Named by the builder, or found from the first connection; then fixed. */
+    private volatile OutboxDialect dialect;
 
-    private Outbox(DataSource dataSource, OutboxTable table, Duration retention, boolean notifyRelays) {
+    private Outbox(DataSource dataSource, TableName table, Duration retention, boolean notifyRelays,
+            OutboxDatabase database) {
         this.dataSource = dataSource;
         this.table = table;
         this.retention = retention;
         this.notifyRelays = notifyRelays;
-        this.appendSql = table.append();
+        this.dialect = database == null ? null : database.dialect(table);
     }
 
     /**
@@ -94,13 +90,12 @@ public final class Outbox {
         String messageId = UUID.randomUUID().toString();
         try {
             CallerTransaction.requireOpen(transaction, "Outbox.append", "the event");
-            try (PreparedStatement insert = transaction.prepareStatement(appendSql)) {
+            try (PreparedStatement insert = transaction.prepareStatement(dialect(transaction).append())) {
                 insert.setString(1, messageId);
                 insert.setString(2, destination);
                 insert.setString(3, key);
                 insert.setBytes(4, payload);
-                insert.setArray(5, transaction.createArrayOf("text", names));
-                insert.setArray(6, transaction.createArrayOf("text", values));
+                insert.setString(5, HeadersJson.write(names, values));
                 insert.executeUpdate();
             }
         } catch (SQLException e) {
@@ -127,10 +122,12 @@ public final class Outbox {
     }
 
     /**
-     * Creates the table, its indexes, the purge procedure and, where pg_cron allows, a job that runs the purge every
-     * minute with this outbox's retention. Idempotent.
+     * Creates the table, its indexes and the purge procedure, and schedules the purge every minute with this outbox's
+     * retention: on PostgreSQL as a pg_cron job where pg_cron allows, on MySQL and MariaDB as an {@code EVENT}. A
+     * table made by an earlier version gets the columns it lacks. Idempotent; replicas that run it together take
+     * turns.
      *
-     * @return what was set up: whether the purge job is scheduled, and if not, why and what to schedule instead
+     * @return what was set up: whether the purge is scheduled, and if not, why and what to schedule instead
      */
     public OutboxSchemaReport createSchema() {
         return createSchema(null);
@@ -140,92 +137,38 @@ public final class Outbox {
      * As {@link #createSchema()}, scheduling the job through {@code cronDatabase} (a DataSource for the database
      * named by {@code cron.database_name}) when pg_cron lives in another database than the table.
      *
-     * @param cronDatabase connections to the database where pg_cron is installed, or null to use the table's
+     * @param cronDatabase PostgreSQL only: connections to the database where pg_cron is installed, or null to use the
+     *     table's; ignored on MySQL and MariaDB
      * @return what was set up
      */
     public OutboxSchemaReport createSchema(DataSource cronDatabase) {
-        try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement()) {
+        try (Connection connection = dataSource.getConnection()) {
             connection.setAutoCommit(true);
-            // Replicas that start together all create the schema; PostgreSQL refuses concurrent CREATE OR REPLACE
-            // PROCEDURE ("tuple concurrently updated"), so they take turns. A session lock, freed with the connection.
-            try (PreparedStatement lock = connection.prepareStatement("SELECT pg_advisory_lock(hashtext(?))")) {
-                lock.setString(1, SCHEMA_LOCK + table.name.display());
-                lock.execute();
-            }
-            try {
-                return createLocked(connection, statement, cronDatabase);
-            } finally {
-                try (PreparedStatement unlock = connection.prepareStatement(
-                        "SELECT pg_advisory_unlock(hashtext(?))")) {
-                    unlock.setString(1, SCHEMA_LOCK + table.name.display());
-                    unlock.execute();
-                }
-            }
+            return dialect(connection).createSchema(connection, retention, notifyRelays, cronDatabase);
         } catch (SQLException e) {
             throw failure("createSchema", e);
         }
     }
 
-    private int parkingColumns(Statement statement) throws SQLException {
-        try (ResultSet columns = statement.executeQuery(table.countParkingColumns())) {
-            columns.next();
-            return columns.getInt(1);
-        }
-    }
-
-    private OutboxSchemaReport createLocked(Connection connection, Statement statement, DataSource cronDatabase)
-            throws SQLException {
-        statement.execute(table.createTable());
-        if (parkingColumns(statement) < 3) {
-            statement.execute(table.addParkingColumns());  // a table made by an earlier version lacks them
-        }
-        statement.execute(table.createUnpublishedIndex());
-        statement.execute(table.createPublishedIndex());
-        statement.execute(table.createPurgeProcedure());
-        statement.execute(table.dropNotifyTrigger());
-        if (notifyRelays) {
-            statement.execute(table.createNotifyFunction());
-            statement.execute(table.createNotifyTrigger());
-        } else {
-            statement.execute(table.dropNotifyFunction());
-        }
-        String command = table.callPurge(retention.toSeconds(), PURGE_BATCH, PURGE_MAX_BATCHES);
-        String jobName = jobName(connection);
-        Optional<String> problem = PgCron.schedule(connection, cronDatabase, jobName, CRON_SCHEDULE, command);
-        problem.ifPresent(reason -> log.warn("outbox table {} has no pg_cron purge job: {}. Schedule"
-                + " Outbox.purgePublished(batchSize) yourself, or run: {}", table.name, reason, command));
-        return new OutboxSchemaReport(table.name.display(), problem.isEmpty(), jobName, command, problem);
-    }
-
     /**
-     * Removes what {@link #createSchema()} made: the purge job (where pg_cron is reachable), the procedure and the
-     * table, with any events still in it. Idempotent.
+     * Removes what {@link #createSchema()} made: the purge's schedule (where pg_cron is reachable), the procedure and
+     * the table, with any events still in it. Idempotent.
      *
-     * @param cronDatabase connections to the database where pg_cron is installed, or null to use the table's
+     * @param cronDatabase PostgreSQL only: connections to the database where pg_cron is installed, or null to use the
+     *     table's; ignored on MySQL and MariaDB
      */
     public void dropSchema(DataSource cronDatabase) {
-        try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement()) {
+        try (Connection connection = dataSource.getConnection()) {
             connection.setAutoCommit(true);
-            PgCron.unschedule(connection, cronDatabase, jobName(connection));
-            statement.execute(table.dropPurgeProcedure());
-            statement.execute(table.dropTable());
-            statement.execute(table.dropNotifyFunction());
+            dialect(connection).dropSchema(connection, cronDatabase);
         } catch (SQLException e) {
             throw failure("dropSchema", e);
         }
     }
 
-    private String jobName(Connection connection) throws SQLException {
-        try (Statement statement = connection.createStatement();
-                ResultSet row = statement.executeQuery("SELECT current_database()")) {
-            row.next();
-            return "dedup-outbox-purge:" + row.getString(1) + "." + table.name.display();
-        }
-    }
-
     /**
      * Deletes one batch of events published longer ago than the retention, oldest first; for applications without
-     * pg_cron, to be called on a schedule until it returns less than {@code batchSize}.
+     * pg_cron or the event scheduler, to be called on a schedule until it returns less than {@code batchSize}.
      *
      * @param batchSize the most rows to delete, from 1 to 100,000
      * @return how many rows were deleted
@@ -234,12 +177,9 @@ public final class Outbox {
         if (batchSize < 1 || batchSize > 100_000) {
             throw new IllegalArgumentException("batchSize must be from 1 to 100000, but was " + batchSize);
         }
-        try (Connection connection = dataSource.getConnection();
-                PreparedStatement delete = connection.prepareStatement(table.purgeBatch("?::interval", "?"))) {
+        try (Connection connection = dataSource.getConnection()) {
             connection.setAutoCommit(true);
-            delete.setString(1, retention.toSeconds() + " seconds");
-            delete.setInt(2, batchSize);
-            return delete.executeUpdate();
+            return dialect(connection).purgePublished(connection, retention, batchSize);
         } catch (SQLException e) {
             throw failure("purgePublished", e);
         }
@@ -247,7 +187,7 @@ public final class Outbox {
 
     /** {@return how many events are waiting to be published; parked events are not waiting} */
     public long pendingCount() {
-        return query("pendingCount", table.pending());
+        return query("pendingCount", OutboxDialect::pending);
     }
 
     /**
@@ -255,7 +195,7 @@ public final class Outbox {
      * reason of their own, and left out of every batch until {@link #replayParked()}}
      */
     public long parkedCount() {
-        return query("parkedCount", table.parked());
+        return query("parkedCount", OutboxDialect::parked);
     }
 
     /**
@@ -269,7 +209,9 @@ public final class Outbox {
     public int replayParked() {
         try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement()) {
             connection.setAutoCommit(true);
-            return statement.executeUpdate(table.replayParked());
+            OutboxDialect dialect = dialect(connection);
+            dialect.beginTransaction(connection);
+            return statement.executeUpdate(dialect.replayParked());
         } catch (SQLException e) {
             throw failure("replayParked", e);
         }
@@ -277,13 +219,13 @@ public final class Outbox {
 
     /** {@return how long the oldest unpublished event has waited, by the database's clock; empty when none waits} */
     public Optional<Duration> oldestUnpublishedAge() {
-        long millis = query("oldestUnpublishedAge", table.oldestUnpublishedMillis());
+        long millis = query("oldestUnpublishedAge", OutboxDialect::oldestUnpublishedMillis);
         return millis < 0 ? Optional.empty() : Optional.of(Duration.ofMillis(millis));
     }
 
     /** {@return the table's name, as given} */
     public String table() {
-        return table.name.display();
+        return table.display();
     }
 
     /** {@return the retention of published events} */
@@ -300,14 +242,39 @@ public final class Outbox {
         return dataSource;
     }
 
-    OutboxTable statements() {
+    TableName tableName() {
         return table;
     }
 
+    /**
+     * The dialect of the database {@code connection} reaches, found from its metadata at the first call (the same
+     * for every caller: a race finds the same database twice).
+     *
+     * @throws DedupConfigurationException when it is not a database the outbox runs on, or LISTEN/NOTIFY was asked
+     *     for where there is none
+     */
+    OutboxDialect dialect(Connection connection) throws SQLException {
+        OutboxDialect found = dialect;
+        if (found == null) {
+            OutboxDatabase database = OutboxDatabase.of(connection);
+            checkNotifyRelays(database, notifyRelays);
+            found = database.dialect(table);
+            dialect = found;
+        }
+        return found;
+    }
+
+    private static void checkNotifyRelays(OutboxDatabase database, boolean notifyRelays) {
+        if (notifyRelays && database != OutboxDatabase.POSTGRESQL) {
+            throw new DedupConfigurationException("notifyRelays(true) needs PostgreSQL's LISTEN/NOTIFY, and the outbox"
+                    + " is on " + database + ": leave it off, the relays poll");
+        }
+    }
+
     /** A single bigint, or -1 when the query returns no row or null. */
-    private long query(String operation, String sql) {
+    private long query(String operation, Function<OutboxDialect, String> sql) {
         try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement();
-                ResultSet row = statement.executeQuery(sql)) {
+                ResultSet row = statement.executeQuery(sql.apply(dialect(connection)))) {
             if (!row.next()) {
                 return -1;
             }
@@ -321,10 +288,11 @@ public final class Outbox {
     DedupStoreException failure(String operation, SQLException e) {
         // SQLState class 08 is a broken connection: worth retrying. Driver messages name no password.
         boolean retryable = e.getSQLState() != null && e.getSQLState().startsWith("08");
-        // 42703, undefined column: a table made before the parking columns, which createSchema adds.
-        String hint = "42703".equals(e.getSQLState()) ? "; the table may predate columns of this version: run"
-                + " Outbox.createSchema() again, or: " + table.addParkingColumns() : "";
-        return new DedupStoreException("outbox " + table.name.display() + " " + operation + " failed: "
+        // An undefined column: a table made before the parking columns, which createSchema adds.
+        OutboxDialect known = dialect;
+        String hint = known != null && known.isMissingColumn(e) ? "; the table may predate columns of this version:"
+                + " run Outbox.createSchema() again, or: " + known.addParkingColumns() : "";
+        return new DedupStoreException("outbox " + table.display() + " " + operation + " failed: "
                 + e.getClass().getSimpleName() + " [" + e.getSQLState() + "] " + e.getMessage() + hint, e, retryable);
     }
 
@@ -334,6 +302,7 @@ public final class Outbox {
         private String table = "outbox";
         private Duration retention = Duration.ofDays(1);
         private boolean notifyRelays;
+        private OutboxDatabase database;
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -342,7 +311,8 @@ public final class Outbox {
         /**
          * The table's name.
          *
-         * @param table {@code name} or {@code schema.name}: letters, digits and underscores; default {@code outbox}
+         * @param table {@code name} or {@code schema.name} ({@code database.name} on MySQL): letters, digits and
+         *     underscores; default {@code outbox}
          * @return this builder
          */
         public Builder table(String table) {
@@ -371,7 +341,8 @@ public final class Outbox {
          * not bound by the poll interval. {@link Outbox#createSchema()} installs (or, when off, removes) a
          * statement-level trigger that notifies; each relay then holds one connection of the pool to listen on.
          * The cost: PostgreSQL serialises the commits of notifying transactions on one lock, which can limit append
-         * throughput under many concurrent writers; off by default.
+         * throughput under many concurrent writers; off by default. PostgreSQL only: an outbox on MySQL or MariaDB
+         * with it on fails its first call with a {@link DedupConfigurationException}.
          *
          * @param notifyRelays true to wake relays on commit; default false
          * @return this builder
@@ -382,13 +353,30 @@ public final class Outbox {
         }
 
         /**
+         * The database, where finding it from the connection's metadata is not wanted (a proxy or a driver that
+         * names it otherwise).
+         *
+         * @param database the database the {@link DataSource} reaches; default null: found from the first connection
+         * @return this builder
+         */
+        public Builder database(OutboxDatabase database) {
+            this.database = database;
+            return this;
+        }
+
+        /**
          * Builds the outbox; it does not touch the database (call {@link Outbox#createSchema()} once at deployment).
          *
          * @return the outbox
-         * @throws dev.dedup.DedupConfigurationException when the table name is not a plain identifier
+         * @throws DedupConfigurationException when the table name is not a plain identifier, or
+         *     {@link #notifyRelays} is on for a database without LISTEN/NOTIFY
          */
         public Outbox build() {
-            return new Outbox(dataSource, new OutboxTable(PostgresTableName.parse(table)), retention, notifyRelays);
+            TableName name = TableName.parse(table, database == null ? "schema" : database.qualifierWord());
+            if (database != null) {
+                checkNotifyRelays(database, notifyRelays);
+            }
+            return new Outbox(dataSource, name, retention, notifyRelays, database);
         }
     }
 }

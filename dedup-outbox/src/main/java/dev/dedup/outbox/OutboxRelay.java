@@ -1,11 +1,12 @@
 package dev.dedup.outbox;
 
-import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -33,9 +34,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Order.</b> Events with the same key are published in id (append) order, within one relay and across relays:
  * a relay publishes a keyed event only when, in a snapshot taken after it locked its batch, every earlier event of
- * that key is published (or in its own batch, before it). A key's transaction-scoped advisory lock keeps the relays
- * off each other's keys meanwhile, so they rarely take events they must put back. After a failed or repeated
- * publish, a key's earlier event can arrive again after its later ones; the first copies arrive in order.
+ * that key is published (or in its own batch, before it). On PostgreSQL, a key's transaction-scoped advisory lock
+ * keeps the relays off each other's keys meanwhile, so they rarely take events they must put back; MySQL has no such
+ * lock, and relays contending for a key put more back. On MySQL and MariaDB the relay's transaction runs at READ
+ * COMMITTED, whatever the pool's level, so that it takes no gap locks that would hold appends up. After a failed or
+ * repeated publish, a key's earlier event can arrive again after its later ones; the first copies arrive in order.
  *
  * <p><b>Poison events.</b> An event the broker rejects for a reason of its own (see
  * {@link OutboxPublishException#rejected()}) counts an attempt; at {@link Builder#maxAttempts} it is parked: left out
@@ -55,10 +58,6 @@ public final class OutboxRelay implements AutoCloseable {
     private final Outbox outbox;
     private final OutboxPublisher publisher;
     private final DataSource dataSource;
-    private final String nextBatch;
-    private final String unpublishedOfKeys;
-    private final String markPublished;
-    private final String recordRejections;
     private final int batchSize;
     private final int maxAttempts;
     private final Duration pollInterval;
@@ -74,10 +73,6 @@ public final class OutboxRelay implements AutoCloseable {
         this.outbox = builder.outbox;
         this.publisher = builder.publisher;
         this.dataSource = outbox.dataSource();
-        this.nextBatch = outbox.statements().nextBatch();
-        this.unpublishedOfKeys = outbox.statements().unpublishedOfKeys();
-        this.markPublished = outbox.statements().markPublished();
-        this.recordRejections = outbox.statements().recordRejections();
         this.batchSize = builder.batchSize;
         this.maxAttempts = builder.maxAttempts;
         this.pollInterval = builder.pollInterval;
@@ -138,8 +133,8 @@ public final class OutboxRelay implements AutoCloseable {
     }
 
     private void loop() {
-        try (Wakeups wakeups = new Wakeups(dataSource, outbox.notifiesRelays() ? outbox.statements().channel()
-                : null)) {
+        try (Wakeups wakeups = new Wakeups(dataSource, outbox.notifiesRelays()
+                ? PostgresOutboxDialect.channel(outbox.tableName()) : null)) {
             relayUntilClosed(wakeups);
         }
     }
@@ -191,9 +186,11 @@ public final class OutboxRelay implements AutoCloseable {
      */
     public int relayOnce() {
         try (Connection connection = dataSource.getConnection()) {
+            OutboxDialect dialect = outbox.dialect(connection);
             connection.setAutoCommit(false);
+            dialect.beginTransaction(connection);
             try {
-                int marked = publishBatch(connection);
+                int marked = publishBatch(connection, dialect);
                 connection.commit();
                 return marked;
             } catch (SQLException | RuntimeException e) {
@@ -205,8 +202,8 @@ public final class OutboxRelay implements AutoCloseable {
         }
     }
 
-    private int publishBatch(Connection connection) throws SQLException {
-        List<OutboxEvent> batch = inKeyOrder(connection, nextBatch(connection));
+    private int publishBatch(Connection connection, OutboxDialect dialect) throws SQLException {
+        List<OutboxEvent> batch = inKeyOrder(connection, dialect, nextBatch(connection, dialect));
         if (batch.isEmpty()) {
             return 0;
         }
@@ -229,13 +226,13 @@ public final class OutboxRelay implements AutoCloseable {
             }
         }
         if (!ids.isEmpty()) {
-            try (PreparedStatement mark = connection.prepareStatement(markPublished)) {
-                mark.setArray(1, connection.createArrayOf("bigint", ids.toArray()));
+            try (PreparedStatement mark = connection.prepareStatement(dialect.markPublished(ids.size()))) {
+                dialect.bindAll(mark, 1, "bigint", ids);
                 mark.executeUpdate();
             }
         }
         if (failure != null) {
-            recordRejections(connection, batch, failure.rejected());
+            recordRejections(connection, dialect, batch, failure.rejected());
             // Commit what was confirmed, then report the rest; the caller's rollback is a no-op after the commit.
             connection.commit();
             published.addAndGet(ids.size());
@@ -247,8 +244,8 @@ public final class OutboxRelay implements AutoCloseable {
     }
 
     /** Counts an attempt for each rejected event of the batch, and parks those at the limit. */
-    private void recordRejections(Connection connection, List<OutboxEvent> batch, Map<String, String> rejected)
-            throws SQLException {
+    private void recordRejections(Connection connection, OutboxDialect dialect, List<OutboxEvent> batch,
+            Map<String, String> rejected) throws SQLException {
         List<Long> ids = new ArrayList<>();
         List<String> errors = new ArrayList<>();
         Map<Long, OutboxEvent> byId = new HashMap<>();
@@ -263,33 +260,25 @@ public final class OutboxRelay implements AutoCloseable {
         if (ids.isEmpty()) {
             return;
         }
-        try (PreparedStatement update = connection.prepareStatement(recordRejections)) {
-            update.setInt(1, maxAttempts);
-            update.setArray(2, connection.createArrayOf("bigint", ids.toArray()));
-            update.setArray(3, connection.createArrayOf("text", errors.toArray()));
-            try (ResultSet rows = update.executeQuery()) {
-                while (rows.next()) {
-                    if (rows.getBoolean(2)) {
-                        OutboxEvent event = byId.get(rows.getLong(1));
-                        parked.incrementAndGet();
-                        log.error("outbox relay for {}: parked {} after {} attempts, the broker rejecting it: {}."
-                                + " Its key's later events go on without it; Outbox.replayParked() puts it back",
-                                outbox.table(), event, maxAttempts, rejected.get(event.messageId()));
-                    }
-                }
-            }
+        for (long id : dialect.recordRejections(connection, maxAttempts, ids, errors)) {
+            OutboxEvent event = byId.get(id);
+            parked.incrementAndGet();
+            log.error("outbox relay for {}: parked {} after {} attempts, the broker rejecting it: {}. Its key's later"
+                    + " events go on without it; Outbox.replayParked() puts it back", outbox.table(), event,
+                    maxAttempts, rejected.get(event.messageId()));
         }
     }
 
-    private List<OutboxEvent> nextBatch(Connection connection) throws SQLException {
+    private List<OutboxEvent> nextBatch(Connection connection, OutboxDialect dialect) throws SQLException {
         List<OutboxEvent> batch = new ArrayList<>();
-        try (PreparedStatement select = connection.prepareStatement(nextBatch)) {
+        try (PreparedStatement select = connection.prepareStatement(dialect.nextBatch())) {
             select.setInt(1, batchSize);
             try (ResultSet rows = select.executeQuery()) {
                 while (rows.next()) {
+                    long micros = rows.getLong(7);
                     batch.add(new OutboxEvent(rows.getLong(1), rows.getString(2), rows.getString(3),
-                            rows.getString(4), rows.getBytes(5), headers(rows.getArray(6), rows.getArray(7)),
-                            rows.getTimestamp(8).toInstant()));
+                            rows.getString(4), rows.getBytes(5), HeadersJson.read(rows.getString(6)),
+                            Instant.EPOCH.plus(micros, ChronoUnit.MICROS)));
                 }
             }
         }
@@ -303,7 +292,8 @@ public final class OutboxRelay implements AutoCloseable {
      * counts as published, and one it still holds counts as unpublished. Dropped events stay locked until the commit
      * and are taken by a later cycle.
      */
-    private List<OutboxEvent> inKeyOrder(Connection connection, List<OutboxEvent> batch) throws SQLException {
+    private List<OutboxEvent> inKeyOrder(Connection connection, OutboxDialect dialect, List<OutboxEvent> batch)
+            throws SQLException {
         Set<String> keys = new HashSet<>();
         for (OutboxEvent event : batch) {
             if (event.key() != null) {
@@ -314,9 +304,9 @@ public final class OutboxRelay implements AutoCloseable {
             return batch;
         }
         Map<String, Deque<Long>> unpublished = new HashMap<>();
-        try (PreparedStatement select = connection.prepareStatement(unpublishedOfKeys)) {
-            select.setArray(1, connection.createArrayOf("text", keys.toArray()));
-            select.setLong(2, batch.get(batch.size() - 1).id());
+        try (PreparedStatement select = connection.prepareStatement(dialect.unpublishedOfKeys(keys.size()))) {
+            int next = dialect.bindAll(select, 1, "text", List.copyOf(keys));
+            select.setLong(next, batch.get(batch.size() - 1).id());
             try (ResultSet rows = select.executeQuery()) {
                 while (rows.next()) {
                     unpublished.computeIfAbsent(rows.getString(2), key -> new ArrayDeque<>()).add(rows.getLong(1));
@@ -341,16 +331,6 @@ public final class OutboxRelay implements AutoCloseable {
 
     private static boolean isNext(Deque<Long> unpublished, long id) {
         return unpublished != null && !unpublished.isEmpty() && unpublished.peekFirst() == id;
-    }
-
-    private static Map<String, String> headers(Array names, Array values) throws SQLException {
-        String[] keys = (String[]) names.getArray();
-        String[] texts = (String[]) values.getArray();
-        Map<String, String> headers = new HashMap<>();
-        for (int i = 0; i < keys.length; i++) {
-            headers.put(keys[i], texts[i]);
-        }
-        return headers;
     }
 
     private static void rollbackQuietly(Connection connection) {

@@ -3,32 +3,32 @@ package dev.dedup.outbox;
 import com.rabbitmq.client.Channel;
 import dev.dedup.Claim;
 import dev.dedup.DedupStore;
-import dev.dedup.store.postgres.PostgresDedupStore;
 import dev.dedup.tck.chaos.ChaosBoard;
 import dev.dedup.tck.chaos.ConsumerProcess;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
+import javax.sql.DataSource;
 import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.errors.RebalanceInProgressException;
-import org.postgresql.ds.PGSimpleDataSource;
 
 /**
  * A consumer process for {@link OutboxChaosTest}: reads the relays' events from Kafka (offsets committed after each
- * poll) or from a RabbitMQ queue (manual acks), and applies each with the PostgreSQL inbox: the claim of its
+ * poll) or from a RabbitMQ queue (manual acks), and applies each with the inbox of the outbox's database (PostgreSQL
+ * or MariaDB): the claim of its
  * {@code message-id}, the effect (a row in the second schema's table) and the completion in one transaction. The driver
  * SIGKILLs it at random, so a delivery applied but not yet acknowledged comes again and the inbox absorbs it.
  *
- * <p>Arguments: the board, then {@code jdbcUrl=}, {@code inbox=} (the inbox's table), {@code applied=} (the effect's
+ * <p>Arguments: the board, then {@code database=} ({@link TestDatabase}), {@code jdbcUrl=}, {@code inbox=} (the inbox's table), {@code applied=} (the effect's
  * table, schema-qualified), {@code broker=}, and {@code topic=} with {@code group=}, or {@code queue=}. The brokers'
  * addresses come from the environment, as in the test.
  */
@@ -57,16 +57,18 @@ public final class InboxConsumerMain {
     private final ChaosBoard board;
     private final Map<String, String> options;
     private final Connection db;
-    private final PostgresDedupStore inbox;
+    private final Function<Connection, DedupStore> inbox;
+    private final String applyOrder;
 
     private InboxConsumerMain(ChaosBoard board, Map<String, String> options) throws SQLException {
         this.board = board;
         this.options = options;
-        this.db = DriverManager.getConnection(options.get("jdbcUrl"));
+        TestDatabase database = TestDatabase.valueOf(options.get("database"));
+        DataSource dataSource = database.unpooled(options.get("jdbcUrl"));
+        this.db = dataSource.getConnection();
         db.setAutoCommit(false);
-        PGSimpleDataSource database = new PGSimpleDataSource();
-        database.setUrl(options.get("jdbcUrl"));
-        this.inbox = PostgresDedupStore.builder(database).table(options.get("inbox")).namespace("orders").build();
+        this.inbox = database.inbox(dataSource, options.get("inbox"));
+        this.applyOrder = database.applyOrder(options.get("applied"));
     }
 
     public static void main(String[] args) {
@@ -137,11 +139,9 @@ public final class InboxConsumerMain {
     private void handle(String messageId, String sku, byte[] body) throws SQLException {
         board.set(ChaosBoard.PHASE, APPLYING);
         board.add(Slot.DELIVERIES.ordinal(), 1);
-        DedupStore store = inbox.inTransaction(db);
+        DedupStore store = inbox.apply(db);
         if (store.claim(messageId, LEASE) instanceof Claim claim) {
-            try (PreparedStatement effect = db.prepareStatement("INSERT INTO " + options.get("applied")
-                    + " AS effect (order_no, sku, message_id, applied) VALUES (?, ?, ?, 1) ON CONFLICT (order_no)"
-                    + " DO UPDATE SET applied = effect.applied + 1")) {
+            try (PreparedStatement effect = db.prepareStatement(applyOrder)) {
                 effect.setInt(1, Integer.parseInt(new String(body, StandardCharsets.UTF_8)));
                 effect.setString(2, sku);
                 effect.setString(3, messageId);

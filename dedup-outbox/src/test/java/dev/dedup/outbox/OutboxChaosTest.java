@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.rabbitmq.client.Channel;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.dedup.store.postgres.PostgresDedupStore;
 import dev.dedup.tck.chaos.ConsumerProcess;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -25,16 +24,18 @@ import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The issue's end-to-end proof, on the real PostgreSQL and Kafka or RabbitMQ with real processes: a service commits
- * 1,500 orders, each with an outbox event in the same transaction, and rolls back 10% more; two relay processes
- * ({@link RelayProcessMain}) publish the outbox to the broker, and a consumer process ({@link InboxConsumerMain})
- * applies each event with the PostgreSQL inbox to a second schema. The driver SIGKILLs a relay every 1-2 s and the
+ * The issue's end-to-end proof, on the real PostgreSQL (or MariaDB) and Kafka or RabbitMQ with real processes: a
+ * service commits 1,500 orders (400 on MariaDB, a shorter run beside the PostgreSQL ones), each with an outbox event in
+ * the same transaction, and rolls back 10% more; two relay processes ({@link RelayProcessMain}) publish the outbox to
+ * the broker, and a consumer process ({@link InboxConsumerMain}) applies each event with the same database's inbox to
+ * a second schema. The driver SIGKILLs a relay every 1-2 s and the
  * consumer every 1-2 s once it consumes ({@link ProcessFleet}), starting a new one each time; the relays also halt themselves now and then between the
  * broker's acknowledgement and the mark (the window where the outbox publishes twice by design). Asserted: every
  * committed order applied exactly once, no rolled-back order applied, the duplicates delivered counted and all
@@ -47,7 +48,21 @@ class OutboxChaosTest {
     /** The broker the relays publish to. */
     enum Broker { KAFKA, RABBITMQ }
 
-    private static final int ORDERS = 1_500;
+    /** One run: the outbox's and the inbox's database, the broker, how many orders, the pause after each. */
+    record Run(TestDatabase database, Broker broker, int orders, int pauseMillis) {
+        @Override
+        public String toString() {
+            return database + " to " + broker + ", " + orders + " orders";
+        }
+    }
+
+    static Stream<Run> runs() {
+        // On MariaDB a shorter run, its orders paced so that the kills still land while they are written.
+        return Stream.of(new Run(TestDatabase.POSTGRESQL, Broker.KAFKA, 1_500, 2),
+                new Run(TestDatabase.POSTGRESQL, Broker.RABBITMQ, 1_500, 2),
+                new Run(TestDatabase.MARIADB, Broker.RABBITMQ, 400, 10));
+    }
+
     private static final int KEYS = 20;
     private static final int RELAYS = 2;
     private static final int CONSUMERS = 1;
@@ -56,10 +71,12 @@ class OutboxChaosTest {
     private static final long RUN_LIMIT_MILLIS = 75_000;
 
     @ParameterizedTest(name = "{0}")
-    @EnumSource(Broker.class)
+    @MethodSource("runs")
     @DisplayName("relays and consumer SIGKILLed at random: every committed order applied once, rolled back none,"
             + " duplicates absorbed")
-    void exactlyOnceEndToEndUnderKills(Broker broker) throws Exception {
+    void exactlyOnceEndToEndUnderKills(Run run) throws Exception {
+        Broker broker = run.broker();
+        TestDatabase database = run.database();
         Random random = new Random(17);
         String prefix = unique("chaos");
         String brokerName = broker.name().toLowerCase(Locale.ROOT);
@@ -67,27 +84,26 @@ class OutboxChaosTest {
                 : prefix + "_exchange";
         String applied = prefix + "_shipping.applied";
         Path dir = Files.createTempDirectory("outbox-chaos-");
-        try (HikariDataSource pool = OutboxTestSupport.pool(6)) {
+        try (HikariDataSource pool = database.pool(6)) {
             Outbox outbox = Outbox.builder(pool).table(prefix + "_outbox").build();
             outbox.createSchema();
-            PostgresDedupStore inbox = PostgresDedupStore.builder(pool).table(prefix + "_inbox")
-                    .namespace("orders").createSchema(true).build();
-            execute(pool, "CREATE TABLE " + prefix + "_orders (order_no int PRIMARY KEY)",
-                    "CREATE SCHEMA " + prefix + "_shipping",
-                    // seq: the order of the first applications, for the per-key order
-                    "CREATE TABLE " + applied + " (order_no int PRIMARY KEY, sku text NOT NULL, message_id text"
-                            + " NOT NULL, applied int NOT NULL, seq bigserial)");
+            Runnable dropInbox = database.createInbox(pool, prefix + "_inbox");
+            execute(pool, "CREATE TABLE " + prefix + "_orders (order_no int PRIMARY KEY)");
+            execute(pool, database.createApplied(prefix + "_shipping"));
+            List<String> common = List.of("database=" + database.name(), "jdbcUrl=" + database.jdbcUrl(),
+                    "broker=" + brokerName);
+            List<String> relayArguments = new ArrayList<>(common);
+            relayArguments.addAll(List.of("table=" + outbox.table(), broker == Broker.KAFKA ? "bootstrap="
+                    + OutboxTestSupport.kafkaBootstrap() : "rabbitUrl=" + OutboxTestSupport.rabbitUrl(),
+                    "halt=" + HALT));
             ProcessFleet relays = new ProcessFleet("relay", RelayProcessMain.class,
-                    RelayProcessMain.Slot.COUNT.ordinal(), -1, dir, List.of(
-                            "jdbcUrl=" + OutboxTestSupport.postgresUrl(), "table=" + outbox.table(), "broker=" + brokerName,
-                            broker == Broker.KAFKA ? "bootstrap=" + OutboxTestSupport.kafkaBootstrap()
-                                    : "rabbitUrl=" + OutboxTestSupport.rabbitUrl(), "halt=" + HALT), random);
-            List<String> consumerArguments = new ArrayList<>(List.of("jdbcUrl=" + OutboxTestSupport.postgresUrl(),
-                    "inbox=" + prefix + "_inbox", "applied=" + applied, "broker=" + brokerName));
+                    RelayProcessMain.Slot.COUNT.ordinal(), -1, dir, relayArguments, random);
+            List<String> consumerArguments = new ArrayList<>(common);
+            consumerArguments.addAll(List.of("inbox=" + prefix + "_inbox", "applied=" + applied));
             consumerArguments.addAll(broker == Broker.KAFKA ? kafkaGroup(destination) : rabbitQueue(destination));
             ProcessFleet consumers = new ProcessFleet("consumer", InboxConsumerMain.class,
                     InboxConsumerMain.Slot.COUNT.ordinal(), InboxConsumerMain.STARTING, dir, consumerArguments, random);
-            Service service = new Service(pool, outbox, destination, prefix);
+            Service service = new Service(pool, outbox, destination, prefix, run);
             try {
                 Thread writer = new Thread(service, "service");
                 writer.start();
@@ -119,17 +135,17 @@ class OutboxChaosTest {
                 long halts = relays.sum(RelayProcessMain.Slot.HALTS.ordinal());
                 long deliveries = consumers.sum(InboxConsumerMain.Slot.DELIVERIES.ordinal());
                 long absorbed = consumers.sum(InboxConsumerMain.Slot.DUPLICATES.ordinal());
-                long duplicatesDelivered = deliveries - ORDERS;
+                long duplicatesDelivered = deliveries - run.orders();
                 // A delivery a kill cut short: neither committed nor counted as absorbed (at most one per process end).
-                long cutShort = deliveries - ORDERS - absorbed;
+                long cutShort = deliveries - run.orders() - absorbed;
                 long consumerEnds = consumers.kills() + consumers.deaths();
-                System.out.printf("outbox chaos on %s: %d orders committed, %d rolled back; %d relay processes,"
+                System.out.printf("outbox chaos, %s: %d orders committed, %d rolled back; %d relay processes,"
                                 + " %d SIGKILLs (by phase idle/publishing/confirmed-not-marked %s), %d self-halts"
                                 + " after the broker's acknowledgement, %d events confirmed; %d consumer processes,"
                                 + " %d SIGKILLs (by phase idle/applying/applied-not-acknowledged/starting %s), %d other"
                                 + " deaths; %d deliveries, %d duplicates delivered, %d absorbed by the inbox, %d cut"
                                 + " short by a kill; relay errors %d, consumer errors %d; %.1f s (writing %.1f s)%n",
-                        broker, service.committed.size(), service.rolledBack.size(), relays.processes(),
+                        run, service.committed.size(), service.rolledBack.size(), relays.processes(),
                         relays.kills(), relays.killsByPhase(), halts,
                         relays.sum(RelayProcessMain.Slot.CONFIRMED.ordinal()), consumers.processes(),
                         consumers.kills(), consumers.killsByPhase(), consumers.deaths(), deliveries,
@@ -142,10 +158,10 @@ class OutboxChaosTest {
                         + " and " + consumers.log()).isTrue();
                 assertThat(consumers.sum(InboxConsumerMain.Slot.ERRORS.ordinal())).as("consumer errors; %s",
                         ConsumerProcess.firstError(consumers.log())).isZero();
-                assertThat(service.committed).hasSize(ORDERS);
+                assertThat(service.committed).hasSize(run.orders());
                 assertThat(relays.kills()).as("relay kills").isPositive();
                 assertThat(consumers.kills()).as("consumer kills").isPositive();
-                assertThat(timesApplied(pool, applied)).as("order_no -> times applied").hasSize(ORDERS)
+                assertThat(timesApplied(pool, applied)).as("order_no -> times applied").hasSize(run.orders())
                         .allSatisfy((order, times) -> assertThat(times).as("order " + order).isEqualTo(1))
                         .containsOnlyKeys(service.committed);
                 assertThat(column(pool, "SELECT message_id FROM " + applied))
@@ -165,9 +181,8 @@ class OutboxChaosTest {
                     deleteRabbitQueue(destination);
                 }
                 outbox.dropSchema(null);
-                inbox.dropSchema();
-                execute(pool, "DROP TABLE IF EXISTS " + prefix + "_orders",
-                        "DROP SCHEMA IF EXISTS " + prefix + "_shipping CASCADE");
+                dropInbox.run();
+                execute(pool, "DROP TABLE IF EXISTS " + prefix + "_orders", database.dropSchema(prefix + "_shipping"));
             }
         }
     }
@@ -182,19 +197,21 @@ class OutboxChaosTest {
         private final Outbox outbox;
         private final String destination;
         private final String orders;
+        private final Run run;
 
-        Service(HikariDataSource pool, Outbox outbox, String destination, String prefix) {
+        Service(HikariDataSource pool, Outbox outbox, String destination, String prefix, Run run) {
             this.pool = pool;
             this.outbox = outbox;
             this.destination = destination;
             this.orders = prefix + "_orders";
+            this.run = run;
         }
 
         @Override
         public void run() {
             try {
                 int orderNo = 0;
-                while (committed.size() < ORDERS) {
+                while (committed.size() < run.orders()) {
                     orderNo++;
                     boolean rollBack = orderNo % 10 == 0;
                     try (Connection tx = pool.getConnection();
@@ -213,7 +230,7 @@ class OutboxChaosTest {
                             committed.add(orderNo);
                         }
                     }
-                    Thread.sleep(2);        // several seconds of orders, so the kills land while they are written
+                    Thread.sleep(run.pauseMillis());    // seconds of orders, so the kills land while they are written
                 }
             } catch (Throwable e) {
                 failure.set(e);

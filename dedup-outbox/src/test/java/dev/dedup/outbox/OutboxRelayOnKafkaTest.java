@@ -6,7 +6,6 @@ import static dev.dedup.outbox.OutboxTestSupport.utf8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.zaxxer.hikari.HikariDataSource;
 import dev.dedup.outbox.kafka.KafkaOutboxPublisher;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -18,48 +17,48 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
-import org.junit.jupiter.api.RepeatedTest;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
-/** The relay publishing to the real Kafka broker. */
+/** The relay publishing to the real Kafka broker, from PostgreSQL and, where the test takes a database, MariaDB. */
 class OutboxRelayOnKafkaTest {
-    private static HikariDataSource pool;
-    private Outbox outbox;
+    private static final OutboxFixture fixture = new OutboxFixture(8);
     private KafkaOutboxPublisher publisher;
 
-    @BeforeAll
-    static void connect() {
-        pool = OutboxTestSupport.pool(8);
-    }
-
-    @AfterAll
-    static void disconnect() {
-        pool.close();
-    }
-
     @BeforeEach
-    void createOutbox() {
-        outbox = Outbox.builder(pool).table(unique("outbox")).build();
-        outbox.createSchema();
+    void createPublisher() {
         publisher = KafkaOutboxPublisher.create(OutboxTestSupport.producerConfig(), Duration.ofSeconds(30));
     }
 
     @AfterEach
-    void dropOutbox() {
+    void dropOutboxes() {
         publisher.close();
-        outbox.dropSchema(null);
+        fixture.dropOutboxes();
     }
 
-    @Test
+    @AfterAll
+    static void disconnect() {
+        fixture.close();
+    }
+
+    @ParameterizedTest
+    @EnumSource(TestDatabase.class)
     @DisplayName("committed events reach Kafka once each with their message-id, key and headers; rolled back: none")
-    void committedOnceRolledBackNever() throws Exception {
+    void committedOnceRolledBackNever(TestDatabase database) throws Exception {
+        Outbox outbox = fixture.outbox(database);
+        DataSource pool = fixture.pool(database);
         String topic = OutboxTestSupport.createTopic("outbox", 3);
         List<String> committed = new ArrayList<>();
         List<String> rolledBack = new ArrayList<>();
@@ -97,9 +96,17 @@ class OutboxRelayOnKafkaTest {
         assertThat(header(first, "type")).isEqualTo("Created");
     }
 
-    @RepeatedTest(3)
+    static Stream<Arguments> threeRunsOnEach() {
+        return Stream.of(TestDatabase.values()).flatMap(database -> IntStream.rangeClosed(1, 3)
+                .mapToObj(run -> Arguments.of(database, run)));
+    }
+
+    @ParameterizedTest(name = "{0}, run {1}")
+    @MethodSource("threeRunsOnEach")
     @DisplayName("three relays on one table: every event published once, and each key's events in append order")
-    void relaysKeepKeyOrderAndNeverPublishTwice() throws Exception {
+    void relaysKeepKeyOrderAndNeverPublishTwice(TestDatabase database, int run) throws Exception {
+        Outbox outbox = fixture.outbox(database);
+        DataSource pool = fixture.pool(database);
         String topic = OutboxTestSupport.createTopic("outbox-order", 3);
         int events = 900;
         int keys = 6;
@@ -143,6 +150,7 @@ class OutboxRelayOnKafkaTest {
     @Test
     @DisplayName("a batch Kafka does not acknowledge is not marked, and goes out on a later cycle")
     void unacknowledgedBatchIsRetried() throws Exception {
+        Outbox outbox = fixture.outbox(TestDatabase.POSTGRESQL);
         String topic = unique("outbox-missing").replace('_', '-');
         String id = appendTo(outbox, topic, "k", "e");
         // The topic does not exist yet and the broker does not create topics on request: the send times out.
@@ -155,7 +163,7 @@ class OutboxRelayOnKafkaTest {
             if (!autoCreated) {
                 assertThat(relay.publishErrors()).isEqualTo(1);
                 assertThat(outbox.pendingCount()).as("nothing marked").isEqualTo(1);
-                assertThat(OutboxTestSupport.attempts(pool, outbox, id).attempts())
+                assertThat(fixture.attempts(outbox, id).attempts())
                         .as("alone in its batch, a missing topic looks like an outage: no attempt").isZero();
             }
         }
@@ -174,6 +182,7 @@ class OutboxRelayOnKafkaTest {
     @DisplayName("an event for a missing topic is parked after maxAttempts; the other keys' events and its own key's"
             + " later one go out meanwhile, and a replay once the topic exists publishes it")
     void anEventForAMissingTopicIsParkedThenReplayed() throws Exception {
+        Outbox outbox = fixture.outbox(TestDatabase.POSTGRESQL);
         String topic = OutboxTestSupport.createTopic("outbox-beside", 1);
         String missing = unique("outbox-missing").replace('_', '-');
         String poison = appendTo(outbox, missing, "a", "poison");
@@ -194,7 +203,7 @@ class OutboxRelayOnKafkaTest {
             assertThat(outbox.pendingCount()).as("the other events published").isZero();
             assertThat(relay.parkedEvents()).isEqualTo(1);
         }
-        OutboxTestSupport.Attempts attempts = OutboxTestSupport.attempts(pool, outbox, poison);
+        OutboxFixture.Attempts attempts = fixture.attempts(outbox, poison);
         assertThat(attempts.attempts()).isEqualTo(3);
         assertThat(attempts.parked()).isTrue();
         assertThat(attempts.lastError()).contains(missing).contains("not present in metadata");
@@ -207,15 +216,18 @@ class OutboxRelayOnKafkaTest {
         }
         assertThat(outbox.replayParked()).isEqualTo(1);
         assertThat(outbox.parkedCount()).isZero();
-        assertThat(OutboxTestSupport.attempts(pool, outbox, poison).attempts()).as("reset").isZero();
+        assertThat(fixture.attempts(outbox, poison).attempts()).as("reset").isZero();
         assertThat(OutboxRelay.builder(outbox, publisher).build().relayOnce()).isEqualTo(1);
         assertThat(OutboxTestSupport.readAll(missing, 1, Duration.ofSeconds(1)))
                 .extracting(r -> header(r, "message-id")).containsExactly(poison);
     }
 
-    @Test
+    @ParameterizedTest
+    @EnumSource(TestDatabase.class)
     @DisplayName("a record larger than max.request.size is rejected at once, parked at the limit, and its key goes on")
-    void aRecordTooLargeIsParked() throws Exception {
+    void aRecordTooLargeIsParked(TestDatabase database) throws Exception {
+        Outbox outbox = fixture.outbox(database);
+        DataSource pool = fixture.pool(database);
         String topic = OutboxTestSupport.createTopic("outbox-large", 1);
         String large;
         try (Connection tx = pool.getConnection()) {
@@ -228,19 +240,19 @@ class OutboxRelayOnKafkaTest {
         for (int attempt = 1; attempt <= 2; attempt++) {
             assertThatThrownBy(relay::relayOnce).isInstanceOf(OutboxPublishException.class)
                     .satisfies(e -> assertThat(((OutboxPublishException) e).rejected()).containsOnlyKeys(large));
-            assertThat(OutboxTestSupport.attempts(pool, outbox, large).attempts()).isEqualTo(attempt);
+            assertThat(fixture.attempts(outbox, large).attempts()).isEqualTo(attempt);
         }
-        assertThat(OutboxTestSupport.attempts(pool, outbox, large).parked()).isTrue();
+        assertThat(fixture.attempts(outbox, large).parked()).isTrue();
         assertThat(relay.relayOnce()).as("the key's next event, no longer held").isEqualTo(1);
         assertThat(relay.parkedEvents()).isEqualTo(1);
-        assertThat(OutboxTestSupport.attempts(pool, outbox, large).lastError()).contains("RecordTooLargeException");
+        assertThat(fixture.attempts(outbox, large).lastError()).contains("RecordTooLargeException");
         assertThat(OutboxTestSupport.readAll(topic, 1, Duration.ofSeconds(1)))
                 .extracting(r -> header(r, "message-id")).as("sent with each attempt of the one before it, never"
                         + " the large one").containsOnly(after);
     }
 
-    private String appendTo(Outbox target, String topic, String key, String body) throws Exception {
-        try (Connection tx = pool.getConnection()) {
+    private static String appendTo(Outbox target, String topic, String key, String body) throws Exception {
+        try (Connection tx = target.dataSource().getConnection()) {
             tx.setAutoCommit(false);
             String id = target.append(tx, topic, key, utf8(body), Map.of());
             tx.commit();
@@ -251,9 +263,9 @@ class OutboxRelayOnKafkaTest {
     @Test
     @DisplayName("LISTEN/NOTIFY: a commit wakes an idle relay at once, not after its 30 s poll interval")
     void notifyWakesAnIdleRelay() throws Exception {
-        String table = unique("outbox");
-        Outbox notifying = Outbox.builder(pool).table(table).notifyRelays(true).build();
-        notifying.createSchema();
+        Outbox notifying = fixture.outbox(TestDatabase.POSTGRESQL, builder -> builder.notifyRelays(true));
+        DataSource pool = fixture.pool(TestDatabase.POSTGRESQL);
+        String table = notifying.table();
         String topic = OutboxTestSupport.createTopic("outbox-notify", 1);
         try (OutboxRelay relay = OutboxRelay.builder(notifying, publisher).pollInterval(Duration.ofSeconds(30))
                 .build()) {
@@ -275,13 +287,11 @@ class OutboxRelayOnKafkaTest {
             appendOne(notifying, topic);
             Thread.sleep(2_000);
             assertThat(notifying.pendingCount()).as("without the notification").isEqualTo(1);
-        } finally {
-            notifying.dropSchema(null);
         }
     }
 
-    private void appendOne(Outbox target, String topic) throws Exception {
-        try (Connection tx = pool.getConnection()) {
+    private static void appendOne(Outbox target, String topic) throws Exception {
+        try (Connection tx = target.dataSource().getConnection()) {
             tx.setAutoCommit(false);
             target.append(tx, topic, "k", utf8("e"), Map.of());
             tx.commit();

@@ -7,7 +7,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.GetResponse;
-import com.zaxxer.hikari.HikariDataSource;
 import dev.dedup.outbox.rabbitmq.RabbitOutboxPublisher;
 import dev.dedup.rabbitmq.ConfirmedPublisher;
 import dev.dedup.rabbitmq.PublishException;
@@ -18,29 +17,30 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
-/** The relay publishing to the real RabbitMQ broker with publisher confirms. */
+/** The relay publishing to the real RabbitMQ broker with publisher confirms, from PostgreSQL and MariaDB. */
 class OutboxRelayOnRabbitMqTest {
-    private static HikariDataSource pool;
+    private static final OutboxFixture fixture = new OutboxFixture(4);
 
-    @BeforeAll
-    static void connect() {
-        pool = OutboxTestSupport.pool(4);
+    @AfterEach
+    void dropOutboxes() {
+        fixture.dropOutboxes();
     }
 
     @AfterAll
     static void disconnect() {
-        pool.close();
+        fixture.close();
     }
 
-    @Test
+    @ParameterizedTest
+    @EnumSource(TestDatabase.class)
     @DisplayName("unroutable: nothing marked, the error names it; once a queue is bound, published once in order")
-    void failureLeavesEventsForLaterThenPublishesInOrder() throws Exception {
-        Outbox outbox = Outbox.builder(pool).table(unique("outbox")).build();
-        outbox.createSchema();
+    void failureLeavesEventsForLaterThenPublishesInOrder(TestDatabase database) throws Exception {
+        Outbox outbox = fixture.outbox(database);
         String exchange = unique("outbox-exchange");
         String queue = unique("outbox-queue");
         try (com.rabbitmq.client.Connection rabbit = OutboxTestSupport.rabbitFactory().newConnection("outbox-test");
@@ -48,7 +48,7 @@ class OutboxRelayOnRabbitMqTest {
             Channel channel = rabbit.createChannel();
             channel.exchangeDeclare(exchange, "direct", false, true, null);
             List<String> ids = new ArrayList<>();
-            try (Connection tx = pool.getConnection()) {
+            try (Connection tx = fixture.pool(database).getConnection()) {
                 tx.setAutoCommit(false);
                 for (int i = 0; i < 5; i++) {
                     ids.add(outbox.append(tx, exchange, "orders", utf8("e" + i), Map.of("seq", Integer.toString(i))));
@@ -63,7 +63,7 @@ class OutboxRelayOnRabbitMqTest {
                     .satisfies(e -> assertThat(((OutboxPublishException) e).confirmed()).isEmpty())
                     .satisfies(e -> assertThat(((OutboxPublishException) e).rejected()).as("returned: its own fault")
                             .containsOnlyKeys(ids.get(0)));
-            assertThat(OutboxTestSupport.attempts(pool, outbox, ids.get(0)).attempts()).isEqualTo(1);
+            assertThat(fixture.attempts(outbox, ids.get(0)).attempts()).isEqualTo(1);
             assertThat(outbox.pendingCount()).isEqualTo(5);
             assertThat(relay.publishErrors()).isEqualTo(1);
 
@@ -82,15 +82,14 @@ class OutboxRelayOnRabbitMqTest {
             assertThat(channel.basicGet(queue, true)).as("each event once").isNull();
             channel.queueDelete(queue);
             channel.exchangeDelete(exchange);
-        } finally {
-            outbox.dropSchema(null);
         }
     }
-    @Test
+
+    @ParameterizedTest
+    @EnumSource(TestDatabase.class)
     @DisplayName("an event for a missing exchange fails on its own; events beside and after it are published")
-    void anEventForAMissingExchangeDoesNotStopTheRelay() throws Exception {
-        Outbox outbox = Outbox.builder(pool).table(unique("outbox")).build();
-        outbox.createSchema();
+    void anEventForAMissingExchangeDoesNotStopTheRelay(TestDatabase database) throws Exception {
+        Outbox outbox = fixture.outbox(database);
         String queue = unique("outbox-queue");
         try (com.rabbitmq.client.Connection rabbit = OutboxTestSupport.rabbitFactory().newConnection("outbox-test");
                 ConfirmedPublisher confirmed = ConfirmedPublisher.open(rabbit, Duration.ofSeconds(10))) {
@@ -110,17 +109,15 @@ class OutboxRelayOnRabbitMqTest {
 
             assertThat(bodies(channel, queue)).containsExactly("beside", "after");
             assertThat(outbox.pendingCount()).as("only the event for the missing exchange").isEqualTo(1);
-        } finally {
-            outbox.dropSchema(null);
         }
     }
 
-    @Test
+    @ParameterizedTest
+    @EnumSource(TestDatabase.class)
     @DisplayName("an event for a missing exchange is parked after maxAttempts, its key's later event then goes out, and"
             + " a replay once the exchange exists publishes it")
-    void anEventForAMissingExchangeIsParkedThenReplayed() throws Exception {
-        Outbox outbox = Outbox.builder(pool).table(unique("outbox")).build();
-        outbox.createSchema();
+    void anEventForAMissingExchangeIsParkedThenReplayed(TestDatabase database) throws Exception {
+        Outbox outbox = fixture.outbox(database);
         String exchange = unique("outbox-exchange");
         String missing = unique("missing-exchange");
         String queue = unique("outbox-queue");
@@ -141,9 +138,9 @@ class OutboxRelayOnRabbitMqTest {
                 assertThatThrownBy(relay::relayOnce).isInstanceOf(OutboxPublishException.class)
                         .hasMessageContaining("404 NOT_FOUND").satisfies(e ->
                                 assertThat(((OutboxPublishException) e).rejected()).containsOnlyKeys(poison));
-                assertThat(OutboxTestSupport.attempts(pool, outbox, poison).attempts()).isEqualTo(attempt);
+                assertThat(fixture.attempts(outbox, poison).attempts()).isEqualTo(attempt);
             }
-            OutboxTestSupport.Attempts parked = OutboxTestSupport.attempts(pool, outbox, poison);
+            OutboxFixture.Attempts parked = fixture.attempts(outbox, poison);
             assertThat(parked.parked()).isTrue();
             assertThat(parked.lastError()).contains("404 NOT_FOUND").contains(missing);
             assertThat(relay.relayOnce()).as("the key's later event, no longer held").isEqualTo(1);
@@ -160,13 +157,11 @@ class OutboxRelayOnRabbitMqTest {
             assertThat(bodies(channel, queue)).containsExactly("poison");
             assertThat(outbox.parkedCount()).isZero();
             channel.exchangeDelete(missing);
-        } finally {
-            outbox.dropSchema(null);
         }
     }
 
     private static String append(Outbox outbox, String exchange, String key, String body) throws Exception {
-        try (Connection tx = pool.getConnection()) {
+        try (Connection tx = outbox.dataSource().getConnection()) {
             tx.setAutoCommit(false);
             String id = outbox.append(tx, exchange, key, utf8(body), Map.of());
             tx.commit();

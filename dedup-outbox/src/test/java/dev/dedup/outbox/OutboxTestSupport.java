@@ -1,15 +1,9 @@
 package dev.dedup.outbox;
 
 import com.rabbitmq.client.ConnectionFactory;
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.dedup.tck.TestServers;
 import java.nio.charset.StandardCharsets;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,7 +11,6 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import javax.sql.DataSource;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.AlterConfigOp;
@@ -37,15 +30,10 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * missing one fails the run under CI or {@code DEDUP_REQUIRE_SERVERS=true}, and skips the test in an IDE.
  */
 final class OutboxTestSupport {
-    static final String POSTGRES = "DEDUP_TEST_POSTGRES_URL";
     static final String KAFKA = "DEDUP_TEST_KAFKA_BOOTSTRAP";
     static final String RABBITMQ = "DEDUP_TEST_RABBITMQ_URL";
 
     private OutboxTestSupport() {}
-
-    static String postgresUrl() {
-        return TestServers.require("PostgreSQL 15 with pg_cron", POSTGRES, null);
-    }
 
     static String kafkaBootstrap() {
         return TestServers.require("Kafka 4.1 (KRaft)", KAFKA, null);
@@ -55,16 +43,9 @@ final class OutboxTestSupport {
         return TestServers.require("RabbitMQ", RABBITMQ, null);
     }
 
+    /** A pool on PostgreSQL, for the tests that run there only. */
     static HikariDataSource pool(int size) {
-        HikariConfig config = new HikariConfig();
-        config.setJdbcUrl(postgresUrl());
-        config.setMaximumPoolSize(size);
-        config.setConnectionTimeout(5_000);
-        return new HikariDataSource(config);
-    }
-
-    static Connection connect() throws SQLException {
-        return DriverManager.getConnection(postgresUrl());
+        return TestDatabase.POSTGRESQL.pool(size);
     }
 
     static String unique(String prefix) {
@@ -135,23 +116,6 @@ final class OutboxTestSupport {
                 new AlterConfigOp(new ConfigEntry("consumer.session.timeout.ms", "1000"), AlterConfigOp.OpType.SET),
                 new AlterConfigOp(new ConfigEntry("consumer.heartbeat.interval.ms", "250"),
                         AlterConfigOp.OpType.SET)))).all().get(30, TimeUnit.SECONDS);
-    }
-
-    /** What the table holds about an event's failures, as a user inspecting it with SQL sees it. */
-    record Attempts(int attempts, boolean parked, String lastError) {}
-
-    static Attempts attempts(DataSource pool, Outbox outbox, String messageId) throws SQLException {
-        try (Connection db = pool.getConnection(); PreparedStatement select = db.prepareStatement(
-                "SELECT attempts, parked_at IS NOT NULL, last_error FROM " + outbox.table()
-                        + " WHERE message_id = ?::uuid")) {
-            select.setString(1, messageId);
-            try (ResultSet row = select.executeQuery()) {
-                if (!row.next()) {
-                    throw new AssertionError("no outbox row for message-id " + messageId);
-                }
-                return new Attempts(row.getInt(1), row.getBoolean(2), row.getString(3));
-            }
-        }
     }
 
     static ConnectionFactory rabbitFactory() throws Exception {

@@ -12,12 +12,12 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import javax.sql.DataSource;
 import org.apache.kafka.clients.producer.ProducerConfig;
-import org.postgresql.ds.PGSimpleDataSource;
 
 /**
  * A relay process for {@link OutboxChaosTest}: relays the outbox to Kafka or RabbitMQ until killed, writing on its board
- * where it stands. Arguments: the board, then {@code jdbcUrl=}, {@code table=}, {@code broker=}, {@code bootstrap=} or
+ * where it stands. Arguments: the board, then {@code database=} ({@link TestDatabase}), {@code jdbcUrl=}, {@code table=}, {@code broker=}, {@code bootstrap=} or
  * {@code rabbitUrl=}, {@code halt=}
  * (the chance of halting itself between the broker's confirmation and the mark, the window a random SIGKILL
  * rarely hits), {@code seed=}.
@@ -64,8 +64,7 @@ public final class RelayProcessMain {
         Map<String, String> options = ProcessArguments.afterBoard(args);
         Random random = new Random(Long.parseLong(options.get("seed")));
         double halt = Double.parseDouble(options.get("halt"));
-        PGSimpleDataSource database = new PGSimpleDataSource();
-        database.setUrl(options.get("jdbcUrl"));
+        DataSource database = TestDatabase.valueOf(options.get("database")).unpooled(options.get("jdbcUrl"));
         Outbox outbox = Outbox.builder(database).table(options.get("table")).build();
         try (AutoCloseable connection = broker(options)) {
             OutboxPublisher publisher = (OutboxPublisher) connection;

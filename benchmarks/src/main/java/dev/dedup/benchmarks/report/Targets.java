@@ -17,7 +17,7 @@ final class Targets {
 
     /**
      * A store / raw-baseline share that an operation of some stores should reach (issue 15): PostgreSQL duplicates
-     * and batches, Redis batches, the MongoDB and DynamoDB duplicates.
+     * and batches, Redis batches, the MongoDB and DynamoDB duplicates; (issue 25) MariaDB's fresh claims and batches.
      */
     record RatioTarget(Set<String> stores, Operation operation, double share) {
         boolean appliesTo(Row row) {
@@ -30,7 +30,10 @@ final class Targets {
             new RatioTarget(Set.of("postgres"), Operation.CLAIM_ALL_100, 0.5),
             new RatioTarget(Set.of("redis", "redis-cluster"), Operation.CLAIM_ALL_100, 0.8),
             new RatioTarget(Set.of("redis", "redis-cluster"), Operation.CLAIM_ALL_100_DUPLICATES, 0.8),
-            new RatioTarget(Set.of("mongo", "dynamodb"), Operation.CLAIM_LIVE_DUPLICATE, 0.8));
+            new RatioTarget(Set.of("mongo", "dynamodb"), Operation.CLAIM_LIVE_DUPLICATE, 0.8),
+            // issue 25: MySQL/MariaDB beside the driver's INSERT IGNORE
+            new RatioTarget(Set.of("mariadb"), Operation.CLAIM_FRESH_KEY, 0.8),
+            new RatioTarget(Set.of("mariadb"), Operation.CLAIM_ALL_100, 0.5));
 
     /** A row under a {@link RatioTarget} and whether it meets it. */
     record RatioCheck(Row row, RatioTarget target, boolean met) {}

@@ -126,6 +126,20 @@ class ReportTest {
     }
 
     @Test
+    void mariaDbIsHeldToIssue25sSharesOfInsertIgnore() {
+        List<Measurement> mariaDb = List.of(
+                store("mariadb", 0, Operation.CLAIM_FRESH_KEY, 1, 1_700), baseline("mariadb", 0,
+                        Operation.CLAIM_FRESH_KEY, 1, 2_000),
+                store("mariadb", 0, Operation.CLAIM_ALL_100, 1, 45_000), baseline("mariadb", 0,
+                        Operation.CLAIM_ALL_100, 1, 100_000));
+
+        String md = MarkdownReport.render(Row.pair(mariaDb, List.of("mariadb")), CONTEXT);
+
+        assertThat(md).contains("| mariadb | claim, fresh key | 1 | 0.85 | 0.80 | met |");
+        assertThat(md).contains("| mariadb | claimAll, 100 keys | 1 | 0.45 | 0.50 | **missed** |");
+    }
+
+    @Test
     void thePeerSectionSaysWhetherTheStoreIsAheadOfSpringIntegration() {
         String md = PeerReport.render(List.of(
                 new PeerReport.Cell(Operation.CLAIM_FRESH_KEY, 1, 3_000, 4_000, 2_500),

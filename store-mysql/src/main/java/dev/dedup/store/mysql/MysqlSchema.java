@@ -24,6 +24,7 @@ final class MysqlSchema {
     static final String EVENT_INTERVAL = "1 MINUTE";
     static final int PURGE_BATCH = 5_000;
     static final int PURGE_MAX_BATCHES = 100;
+    static final String EVENT_SUFFIX = "_purge_event";
 
     /** Each column the statements rely on and its type as information_schema names it (bigint's width dropped). */
     private static final String[][] COLUMNS = {
@@ -48,28 +49,8 @@ final class MysqlSchema {
             int lockWaitSeconds) throws SQLException {
         // Replicas that start together all create the schema: the named lock makes them take turns, so none drops
         // the procedure while another creates it. A session lock, released here or when the connection ends.
-        String lockName = "dedup-schema:" + table.name.display();
-        try (PreparedStatement lock = connection.prepareStatement(
-                "SELECT GET_LOCK(CONCAT('dedup-schema:', LEFT(SHA1(?), 40)), ?)")) {
-            lock.setString(1, lockName);
-            lock.setInt(2, lockWaitSeconds);
-            try (ResultSet obtained = lock.executeQuery()) {
-                if (!obtained.next() || obtained.getInt(1) != 1) {
-                    throw new DedupStoreException("createSchema of table " + table.name.display() + " waited "
-                            + lockWaitSeconds + " s for the lock another connection holds while it creates the same"
-                            + " schema (the named lock 'dedup-schema:' + SHA1('" + lockName + "')); retry", null, true);
-                }
-            }
-        }
-        try {
-            return createLocked(connection, table, eventInterval);
-        } finally {
-            try (PreparedStatement unlock = connection.prepareStatement(
-                    "SELECT RELEASE_LOCK(CONCAT('dedup-schema:', LEFT(SHA1(?), 40)))")) {
-                unlock.setString(1, lockName);
-                unlock.execute();
-            }
-        }
+        return MysqlDdl.underLock(connection, "dedup-schema:" + table.name.display(), "createSchema of table "
+                + table.name.display(), lockWaitSeconds, locked -> createLocked(locked, table, eventInterval));
     }
 
     private static MysqlSchemaReport createLocked(Connection connection, MysqlTable table, String eventInterval)
@@ -83,16 +64,13 @@ final class MysqlSchema {
             statement.execute(table.createPurgeProcedure());
         }
         String purge = table.callPurge(PURGE_BATCH, PURGE_MAX_BATCHES);
-        String eventName = table.name.name() + "_purge_event";
+        String eventName = table.name.name() + EVENT_SUFFIX;
         Optional<String> problem;
         boolean created;
         try (Statement statement = connection.createStatement()) {
             statement.execute(table.createEvent(eventInterval));
             created = true;
-            Optional<String> scheduler = schedulerProblem(connection);
-            Optional<String> event = eventProblem(connection, table);
-            problem = scheduler.isPresent() && event.isPresent() ? Optional.of(scheduler.get() + "; and " + event.get())
-                    : scheduler.or(() -> event);
+            problem = MysqlDdl.eventProblem(connection, table.name, EVENT_SUFFIX, "purgeExpired");
         } catch (SQLException e) {
             created = false;
             problem = Optional.of("the purge event could not be created (" + e.getMessage() + "); grant the EVENT"
@@ -102,41 +80,11 @@ final class MysqlSchema {
         return new MysqlSchemaReport(table.name.display(), created, eventName, purge, problem);
     }
 
-    /** Why the event will not run, or empty when the event scheduler is on. */
-    private static Optional<String> schedulerProblem(Connection connection) throws SQLException {
-        try (Statement statement = connection.createStatement();
-                ResultSet row = statement.executeQuery("SELECT @@GLOBAL.event_scheduler")) {
-            String scheduler = row.next() ? row.getString(1) : null;
-            if ("ON".equalsIgnoreCase(scheduler) || "1".equals(scheduler)) {
-                return Optional.empty();
-            }
-            return Optional.of("the server's event scheduler is " + scheduler + ", so the purge event does not run:"
-                    + " SET GLOBAL event_scheduler = ON (and event_scheduler=ON in the server's configuration), or"
-                    + " schedule purgeExpired yourself");
-        }
-    }
-
-    /**
-     * Why an existing purge event does not run: it is DISABLED, or SLAVESIDE_DISABLED (a replica's copy, which
-     * runs only if the server is promoted and the event enabled); empty when it is ENABLED or absent.
-     */
-    private static Optional<String> eventProblem(Connection connection, MysqlTable table) throws SQLException {
-        String event = table.name.name() + "_purge_event";
-        try (PreparedStatement query = describe(connection, table, table.describeEvent(), event);
-                ResultSet row = query.executeQuery()) {
-            if (!row.next() || "ENABLED".equalsIgnoreCase(row.getString(1))) {
-                return Optional.empty();
-            }
-            return Optional.of("the purge event " + event + " is " + row.getString(1) + ", so it does not run: ALTER"
-                    + " EVENT " + table.name.derived("_purge_event", '`') + " ENABLE, or schedule purgeExpired"
-                    + " yourself");
-        }
-    }
-
     /** {@link #validate}, then a warning (logged once) if the purge event exists but does not run. */
     static Void validateWithEvent(Connection connection, MysqlTable table) throws SQLException {
         validate(connection, table);
-        eventProblem(connection, table).ifPresent(problem -> warnOnce(table, problem));
+        MysqlDdl.disabledEvent(connection, table.name, EVENT_SUFFIX, "purgeExpired")
+                .ifPresent(problem -> warnOnce(table, problem));
         return null;
     }
 
@@ -219,21 +167,15 @@ final class MysqlSchema {
         return found;
     }
 
-    /** An information_schema query about the table, its parameters bound. */
+    /** An information_schema query about the table, its parameters bound: the database if named, the table. */
     private static PreparedStatement describe(Connection connection, MysqlTable table, String sql)
-            throws SQLException {
-        return describe(connection, table, sql, table.name.name());
-    }
-
-    /** An information_schema query about {@code name} in the table's database, its parameters bound. */
-    private static PreparedStatement describe(Connection connection, MysqlTable table, String sql, String name)
             throws SQLException {
         PreparedStatement query = connection.prepareStatement(sql);
         int parameter = 1;
         if (table.name.qualifier() != null) {
             query.setString(parameter++, table.name.qualifier());
         }
-        query.setString(parameter, name);
+        query.setString(parameter, table.name.name());
         return query;
     }
 }

@@ -250,12 +250,6 @@ final class MysqlTable {
                 + " FROM information_schema.TABLES t WHERE " + thisTable();
     }
 
-    /** The purge event's status. Parameters: the database if named, the event's name. */
-    String describeEvent() {
-        return "SELECT STATUS FROM information_schema.EVENTS WHERE EVENT_SCHEMA = "
-                + (name.qualifier() == null ? "DATABASE()" : "?") + " AND EVENT_NAME = ?";
-    }
-
     private String thisTable() {
         return "TABLE_SCHEMA = " + (name.qualifier() == null ? "DATABASE()" : "?") + " AND TABLE_NAME = ?";
     }

@@ -65,6 +65,7 @@ class ReadmeSnippetsTest {
         }
         sources.add(ROOT.resolve("examples/consumer-project/pom.xml"));
         sources.add(ROOT.resolve("examples/spring-boot-app/pom.xml"));
+        sources.add(ROOT.resolve("examples/spring-boot3-app/pom.xml"));
         sources.add(ROOT.resolve("examples/spring-boot-app/src/main/java/com/example/payments/Refunds.java"));
         Map<String, String> regions = new LinkedHashMap<>();
         for (Path source : sources) {

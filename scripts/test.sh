@@ -27,6 +27,8 @@ if [[ $# -eq 0 ]]; then
   mvn -B -f examples/consumer-project/pom.xml verify
   # The Spring Boot example application: a retried POST /payments is replayed, over real HTTP, on PostgreSQL.
   mvn -B -f examples/spring-boot-app/pom.xml verify
+  # The same application on Spring Boot 3.5, with dedup-spring-boot3-starter.
+  mvn -B -f examples/spring-boot3-app/pom.xml verify
   # The benchmarks' smoke run: every JMH benchmark once, briefly, so they keep working (full runs are by hand).
   bash scripts/bench.sh --quick
 fi

@@ -10,6 +10,7 @@ import org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvis
 import org.springframework.aop.support.AopUtils;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.aop.support.StaticMethodMatcherPointcut;
+import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.BeanPostProcessor;
@@ -27,18 +28,18 @@ import org.springframework.context.annotation.Role;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotationMetadata;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Makes {@link Idempotent} methods idempotent, when Jackson 3 is on the class path (results are stored as JSON) and
+ * Makes {@link Idempotent} methods idempotent, when Jackson is on the class path (results are stored as JSON: Jackson
+ * 3 on Spring Boot 4, Jackson 2 on Spring Boot 3) and
  * the application has a {@link DedupStore}; {@code dedup.annotation.enabled=false} turns it off. The interception
  * runs outside {@code @Transactional} (order {@code dedup.annotation.order}, default 0), so a result is stored only
  * after the method's transaction committed, and a rolled-back call frees its key; with
  * {@code inTransaction = true} it runs inside the transaction instead, innermost on the bean.
  */
 @AutoConfiguration(after = DedupStoreAutoConfiguration.class,
-        afterName = "org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration")
-@ConditionalOnClass(JsonMapper.class)
+        afterName = BootClasses.JACKSON_AUTO_CONFIGURATION)
+@ConditionalOnClass(name = BootClasses.JSON_MAPPER)
 @ConditionalOnBean(DedupStore.class)
 @ConditionalOnProperty(prefix = "dedup.annotation", name = "enabled", matchIfMissing = true)
 @Import({DedupAnnotationAutoConfiguration.AutoProxying.class, DedupAnnotationAutoConfiguration.Metrics.class})
@@ -53,7 +54,7 @@ public class DedupAnnotationAutoConfiguration {
      *
      * @param environment where {@code dedup.annotation.order} is read
      * @param store the application's store, resolved at the first call
-     * @param json the application's JSON mapper, resolved at the first call; a default one if it has none
+     * @param beans where the application's JSON mapper is found at the first call; a default one if it has none
      * @param properties the lease and retention defaults, resolved at the first call
      * @param listener told of replays and calls without a key, resolved at the first call
      * @return the advisor
@@ -61,10 +62,10 @@ public class DedupAnnotationAutoConfiguration {
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     public static Advisor idempotentMethodAdvisor(Environment environment, ObjectProvider<DedupStore> store,
-            ObjectProvider<JsonMapper> json, ObjectProvider<DedupProperties> properties,
+            BeanFactory beans, ObjectProvider<DedupProperties> properties,
             ObjectProvider<IdempotentCallListener> listener) {
         var advisor = new DefaultPointcutAdvisor(new IdempotentMethods(false),
-                interceptor(store, json, properties, listener));
+                interceptor(store, beans, properties, listener));
         advisor.setOrder(environment.getProperty("dedup.annotation.order", Integer.class, 0));
         return advisor;
     }
@@ -75,7 +76,7 @@ public class DedupAnnotationAutoConfiguration {
      * the orders, and Spring's own default order leaves no room below it.
      *
      * @param store the application's store, resolved at the first call
-     * @param json the application's JSON mapper, resolved at the first call; a default one if it has none
+     * @param beans where the application's JSON mapper is found at the first call; a default one if it has none
      * @param properties the lease and retention defaults, resolved at the first call
      * @param listener told of replays and calls without a key, resolved at the first call
      * @return the post-processor that adds the advisor to each bean with such a method
@@ -83,17 +84,16 @@ public class DedupAnnotationAutoConfiguration {
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     public static BeanPostProcessor idempotentInTransactionAdvising(ObjectProvider<DedupStore> store,
-            ObjectProvider<JsonMapper> json, ObjectProvider<DedupProperties> properties,
+            BeanFactory beans, ObjectProvider<DedupProperties> properties,
             ObjectProvider<IdempotentCallListener> listener) {
         return new InnermostAdvising(new DefaultPointcutAdvisor(new IdempotentMethods(true),
-                interceptor(store, json, properties, listener)));
+                interceptor(store, beans, properties, listener)));
     }
 
     private static IdempotentMethodInterceptor interceptor(ObjectProvider<DedupStore> store,
-            ObjectProvider<JsonMapper> json, ObjectProvider<DedupProperties> properties,
+            BeanFactory beans, ObjectProvider<DedupProperties> properties,
             ObjectProvider<IdempotentCallListener> listener) {
-        return new IdempotentMethodInterceptor(store::getObject,
-                () -> json.getIfAvailable(() -> JsonMapper.builder().build()), properties::getObject,
+        return new IdempotentMethodInterceptor(store::getObject, JacksonResultJson.of(beans), properties::getObject,
                 () -> listener.getIfAvailable(() -> new IdempotentCallListener() {}));
     }
 

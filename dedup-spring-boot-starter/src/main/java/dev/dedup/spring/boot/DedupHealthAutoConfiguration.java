@@ -8,7 +8,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
-import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
 
 /**
@@ -16,7 +15,7 @@ import org.springframework.context.annotation.Bean;
  * on the class path; {@code management.health.dedup.enabled=false} turns it off.
  */
 @AutoConfiguration(after = DedupStoreAutoConfiguration.class)
-@ConditionalOnClass(HealthIndicator.class)
+@ConditionalOnClass(name = BootClasses.HEALTH_INDICATOR)
 @ConditionalOnBean(DedupStore.class)
 @ConditionalOnProperty(prefix = "management.health.dedup", name = "enabled", matchIfMissing = true)
 public class DedupHealthAutoConfiguration {

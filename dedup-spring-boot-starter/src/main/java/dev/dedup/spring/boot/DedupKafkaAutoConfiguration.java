@@ -22,7 +22,7 @@ import org.springframework.kafka.listener.DefaultErrorHandler;
  * listener methods with another error handler ({@code dedup.kafka.require-error-handler=false} turns the check off).
  */
 @AutoConfiguration(after = DedupAnnotationAutoConfiguration.class,
-        beforeName = "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration")
+        beforeName = BootClasses.KAFKA_AUTO_CONFIGURATION)
 @ConditionalOnClass({DefaultErrorHandler.class, KafkaListenerEndpointRegistry.class})
 @ConditionalOnBean(DedupStore.class)
 @ConditionalOnProperty(prefix = "dedup.annotation", name = "enabled", matchIfMissing = true)

@@ -12,11 +12,8 @@ import org.springframework.context.annotation.Import;
  * {@code dedup-store-redis} is; else on its {@code DynamoDbClient} or its {@code MongoClient} when that store module is.
  * The order of the imports is the order of preference.
  */
-@AutoConfiguration(afterName = {
-        "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
-        "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
-        "org.springframework.boot.mongodb.autoconfigure.MongoAutoConfiguration",
-        "org.springframework.boot.mongodb.autoconfigure.MongoReactiveAutoConfiguration",
+@AutoConfiguration(afterName = {BootClasses.DATA_SOURCE_AUTO_CONFIGURATION, BootClasses.REDIS_AUTO_CONFIGURATION,
+        BootClasses.MONGO_AUTO_CONFIGURATION, BootClasses.MONGO_REACTIVE_AUTO_CONFIGURATION,
         "io.awspring.cloud.autoconfigure.dynamodb.DynamoDbAutoConfiguration"})
 @EnableConfigurationProperties(DedupProperties.class)
 @Import({UriStoreConfiguration.class, PostgresStoreConfiguration.class, RedisStoreConfiguration.class,

@@ -22,7 +22,6 @@ import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ExpressionException;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
  * One {@link Idempotent} method, read once: its parsed expressions and the consumer that runs its calls. Every
@@ -36,7 +35,7 @@ final class IdempotentMethod {
     private final String scope;
     private final Expression key;
     private final Expression fingerprint;
-    private final JsonMapper json;
+    private final ResultJson json;
     private final boolean joinsCallersTransaction;
     private final AsyncReturn async;
     private final boolean required;
@@ -44,7 +43,7 @@ final class IdempotentMethod {
     final boolean inTransaction;
     final IdempotentConsumer<MethodInvocation, Object> consumer;
 
-    IdempotentMethod(Method method, Idempotent annotation, DedupStore store, JsonMapper json, Duration lease,
+    IdempotentMethod(Method method, Idempotent annotation, DedupStore store, ResultJson json, Duration lease,
             Duration retention, boolean joinsCallersTransaction) {
         this.method = method;
         this.joinsCallersTransaction = joinsCallersTransaction;
@@ -140,7 +139,7 @@ final class IdempotentMethod {
         } else if (value instanceof String text) {
             content = text.getBytes(StandardCharsets.UTF_8);
         } else {
-            content = json.writeValueAsBytes(value);
+            content = json.write(value);
         }
         try {
             return MessageDigest.getInstance("SHA-256").digest(content);
@@ -184,7 +183,7 @@ final class IdempotentMethod {
         }
     }
 
-    private static ResultCodec<Object> codecFor(Method method, AsyncReturn async, JsonMapper json) {
+    private static ResultCodec<Object> codecFor(Method method, AsyncReturn async, ResultJson json) {
         ResolvableType value = async.valueType(method);
         Class<?> returns = value.resolve(Object.class);
         if (returns == void.class || returns == Void.class) {
@@ -196,7 +195,7 @@ final class IdempotentMethod {
                     + " interface, an abstract class or Object, without @JsonTypeInfo); declare the concrete type"
                     + " the method returns, or a collection, map or array of such types");
         }
-        return new JsonResultCodec(json, json.getTypeFactory().constructType(value.getType()));
+        return new JsonResultCodec(json, value.getType(), returns);
     }
 
     String describe() {

@@ -17,7 +17,6 @@ import org.slf4j.LoggerFactory;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.util.ClassUtils;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Runs each {@link Idempotent} method call through the dedup facade and turns its outcome into what the caller of a
@@ -37,13 +36,13 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
                     IdempotentMethodInterceptor.class.getClassLoader());
 
     private final Supplier<DedupStore> store;
-    private final Supplier<JsonMapper> json;
+    private final Supplier<ResultJson> json;
     private final Supplier<DedupProperties> properties;
     private final Supplier<IdempotentCallListener> listener;
     private final Map<Method, IdempotentMethod> methods = new ConcurrentHashMap<>();
 
     /** Takes suppliers: the beans are looked up at a method's first call, not when the advisor is built. */
-    IdempotentMethodInterceptor(Supplier<DedupStore> store, Supplier<JsonMapper> json,
+    IdempotentMethodInterceptor(Supplier<DedupStore> store, Supplier<ResultJson> json,
             Supplier<DedupProperties> properties, Supplier<IdempotentCallListener> listener) {
         this.store = store;
         this.json = json;

@@ -1,8 +1,8 @@
 package dev.dedup.spring.boot;
 
 import dev.dedup.ResultCodec;
-import tools.jackson.databind.JavaType;
-import tools.jackson.databind.json.JsonMapper;
+import java.lang.reflect.Type;
+import java.util.function.Function;
 
 /**
  * Stores an {@link Idempotent} method's result as JSON, and reads it back as the method's generic return type. A
@@ -12,29 +12,31 @@ final class JsonResultCodec implements ResultCodec<Object> {
     /** What a stored JSON {@code null} decodes to: a decoder's null would read as "nothing stored". */
     static final Object NULL_RESULT = new Object();
 
-    private final JsonMapper json;
-    private final JavaType type;
+    private final ResultJson json;
+    private final Function<byte[], Object> reader;
+    private final Class<?> declared;
 
-    JsonResultCodec(JsonMapper json, JavaType type) {
+    /** For results declared as {@code type}, whose class is {@code declared}. */
+    JsonResultCodec(ResultJson json, Type type, Class<?> declared) {
         this.json = json;
-        this.type = type;
+        this.reader = json.reader(type);
+        this.declared = declared;
     }
 
     @Override
     public byte[] encode(Object result) {
-        Class<?> declared = type.getRawClass();
         if (result != null && !ReplayableTypes.replaysAs(declared, result.getClass())) {
             // Read back as the declared type, a subclass's own fields would be lost: store nothing rather than a
             // replay that differs from what the first call returned.
             throw new IllegalArgumentException("the result is a " + result.getClass().getName() + ", not the declared "
                     + declared.getName() + ", and would not replay as itself");
         }
-        return json.writeValueAsBytes(result);
+        return json.write(result);
     }
 
     @Override
     public Object decode(byte[] bytes) {
-        Object value = json.readValue(bytes, type);
+        Object value = reader.apply(bytes);
         return value == null ? NULL_RESULT : value;
     }
 }

@@ -110,6 +110,17 @@ abstract class ReactiveIdempotentContract {
     }
 
     @Test
+    void theDocumentedDepositRunsOnce() {
+        String id = Servers.unique("deposit");
+
+        Wallet.Receipt first = wallet.deposit(id, 500).block(Duration.ofSeconds(10));
+        Wallet.Receipt again = wallet.deposit(id, 500).block(Duration.ofSeconds(10));
+
+        assertThat(again).isEqualTo(first);
+        assertThat(wallet.runs(id)).isEqualTo(1);
+    }
+
+    @Test
     void anEmptyMonoIsReplayedEmpty() {
         String id = Servers.unique("close");
 

@@ -35,6 +35,13 @@ public class Wallet {
         });
     }
 
+    // readme:reactive-idempotent
+    @Idempotent(key = "#id")
+    public Mono<Receipt> deposit(String id, long cents) {
+        return Mono.fromSupplier(() -> new Receipt(id, cents, run(id)));
+    }
+    // end
+
     @Idempotent(key = "#id")
     public CompletionStage<Receipt> debit(String id, long cents) {
         return CompletableFuture.supplyAsync(() -> new Receipt(id, -cents, run(id)),

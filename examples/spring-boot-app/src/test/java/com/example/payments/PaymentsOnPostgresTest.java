@@ -17,6 +17,8 @@ import org.springframework.test.context.DynamicPropertySource;
 /** The example's endpoint over real HTTP: a retry with the same Idempotency-Key is replayed, not charged again. */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 class PaymentsOnPostgresTest {
+    private static final String PAYMENT = "{\"card\":\"4242\",\"cents\":1500}";
+
     @DynamicPropertySource
     static void store(DynamicPropertyRegistry registry) {
         String jdbc = System.getenv("DEDUP_TEST_POSTGRES_URL");   // set by scripts/test-servers.sh
@@ -32,18 +34,15 @@ class PaymentsOnPostgresTest {
     @Autowired
     PaymentsController payments;
 
+    private final HttpClient client = HttpClient.newHttpClient();
+
     @Test
     void aRetryIsReplayedAndChargesOnce() throws Exception {
-        HttpClient client = HttpClient.newHttpClient();
-        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/payments"))
-                .header("Content-Type", "application/json")
-                .header("Idempotency-Key", UUID.randomUUID().toString())
-                .POST(HttpRequest.BodyPublishers.ofString("{\"card\":\"4242\",\"cents\":1500}"))
-                .build();
+        String key = UUID.randomUUID().toString();
         long before = payments.charges();
 
-        HttpResponse<String> first = client.send(request, HttpResponse.BodyHandlers.ofString());
-        HttpResponse<String> retry = client.send(request, HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> first = pay(key, PAYMENT);
+        HttpResponse<String> retry = pay(key, PAYMENT);
 
         assertThat(first.statusCode()).isEqualTo(201);
         assertThat(retry.statusCode()).isEqualTo(201);
@@ -51,5 +50,38 @@ class PaymentsOnPostgresTest {
         assertThat(retry.headers().firstValue("Location")).isEqualTo(first.headers().firstValue("Location"));
         assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
         assertThat(payments.charges()).isEqualTo(before + 1);
+    }
+
+    @Test
+    void noKeyIs400AndAnotherPaymentUnderAUsedKeyIs422() throws Exception {
+        String key = UUID.randomUUID().toString();
+
+        assertThat(pay(null, PAYMENT).statusCode()).isEqualTo(400);
+        assertThat(pay(key, PAYMENT).statusCode()).isEqualTo(201);
+        assertThat(pay(key, "{\"card\":\"4242\",\"cents\":9900}").statusCode()).isEqualTo(422);
+    }
+
+    @Test
+    void theActuatorEndpointShowsAPaymentsKey() throws Exception {
+        String key = UUID.randomUUID().toString();
+        pay(key, PAYMENT);
+
+        // docs/spring-boot.md: an anonymous caller's key is http|anonymous|any-tenant|<Idempotency-Key>
+        HttpResponse<String> shown = client.send(HttpRequest.newBuilder(
+                URI.create("http://127.0.0.1:" + port + "/actuator/dedup/http%7Canonymous%7Cany-tenant%7C" + key))
+                .build(), HttpResponse.BodyHandlers.ofString());
+
+        assertThat(shown.statusCode()).isEqualTo(200);
+        assertThat(shown.body()).contains("\"state\":\"COMPLETED\"");
+    }
+
+    private HttpResponse<String> pay(String key, String body) throws Exception {
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/payments"))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body));
+        if (key != null) {
+            request.header("Idempotency-Key", key);
+        }
+        return client.send(request.build(), HttpResponse.BodyHandlers.ofString());
     }
 }

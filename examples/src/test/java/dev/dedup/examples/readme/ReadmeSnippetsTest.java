@@ -65,8 +65,10 @@ class ReadmeSnippetsTest {
         }
         sources.add(ROOT.resolve("examples/consumer-project/pom.xml"));
         sources.add(ROOT.resolve("examples/spring-boot-app/pom.xml"));
+        sources.add(ROOT.resolve("examples/spring-boot3-app/pom.xml"));
         sources.add(ROOT.resolve("examples/spring-boot-app/src/main/java/com/example/payments/Refunds.java"));
         sources.add(ROOT.resolve("dedup-spring-boot-starter/src/test/java/dev/dedup/spring/boot/Orders.java"));
+        sources.add(ROOT.resolve("dedup-spring-boot-starter/src/test/java/dev/dedup/spring/boot/Wallet.java"));
         Map<String, String> regions = new LinkedHashMap<>();
         for (Path source : sources) {
             Matcher region = REGION.matcher(Files.readString(source));

@@ -125,18 +125,29 @@ public abstract class SqsConsumerSettings<R, B extends SqsConsumerSettings<R, B>
         return self();
     }
 
-    /** The idempotent consumer these settings describe, on {@code on} (the store, or a view of it). */
-    IdempotentConsumer<Message, R> consumer(DedupStore on, Predicate<? super Exception> keep) {
-        IdempotentConsumer.Builder<Message, R> settings = IdempotentConsumer.builder(on, keys, codec)
-                .lease(lease)
-                .retention(retention)
-                .keepKeyOn(keep);
-        if (describeFailure != null) {
-            settings.failureDescription(describeFailure);
-        }
-        if (outcomeListener != null) {
-            settings.onOutcome(outcomeListener);
-        }
-        return settings.build();
+    /**
+     * Makes idempotent consumers with these settings (as they are now, whatever the builder is set to later) on a
+     * given store or view of it, keeping the failures {@code keep} says.
+     */
+    Function<DedupStore, IdempotentConsumer<Message, R>> consumers(Predicate<? super Exception> keep) {
+        Function<Message, String> keyOf = keys;
+        ResultCodec<R> resultCodec = codec;
+        Duration claimLease = lease;
+        Duration keptFor = retention;
+        Function<? super Exception, String> describe = describeFailure;
+        Consumer<? super ProcessingOutcome<?>> listener = outcomeListener;
+        return on -> {
+            IdempotentConsumer.Builder<Message, R> settings = IdempotentConsumer.builder(on, keyOf, resultCodec)
+                    .lease(claimLease)
+                    .retention(keptFor)
+                    .keepKeyOn(keep);
+            if (describe != null) {
+                settings.failureDescription(describe);
+            }
+            if (listener != null) {
+                settings.onOutcome(listener);
+            }
+            return settings.build();
+        };
     }
 }

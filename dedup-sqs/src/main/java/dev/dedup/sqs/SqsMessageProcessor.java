@@ -95,7 +95,7 @@ public final class SqsMessageProcessor<R> implements AutoCloseable {
         this.receiveLimit = builder.maxReceives == 0 ? null : new ReceiveLimit(builder.maxReceives);
         Predicate<? super Exception> keep = receiveLimit == null ? builder.keepKeyOn
                 : receiveLimit.keepKeyOn(builder.keepKeyOn);
-        this.consumer = builder.consumer(builder.store, keep);
+        this.consumer = builder.consumers(keep).apply(builder.store);
         this.deadLetters = builder.deadLetterQueueUrl == null ? null
                 : new DeadLetterQueue(sqs, builder.deadLetterQueueUrl);
         this.visibilitySeconds = builder.visibilitySeconds != 0 ? builder.visibilitySeconds

@@ -43,6 +43,11 @@ final class ElasticMq {
     /** A client of the server with {@code overrides} (interceptors, retries); the caller closes it. */
     static SqsClient client(ClientOverrideConfiguration overrides) {
         start();
+        return connect(overrides);
+    }
+
+    /** A client of the server another JVM runs, such as a chaos run's consumer process; the caller closes it. */
+    static SqsClient connect(ClientOverrideConfiguration overrides) {
         return SqsClient.builder()
                 .endpointOverride(ENDPOINT)
                 .region(Region.US_EAST_1)

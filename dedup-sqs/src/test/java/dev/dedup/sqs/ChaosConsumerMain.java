@@ -9,13 +9,11 @@ import dev.dedup.store.postgres.PostgresDedupStore;
 import dev.dedup.tck.TestServers;
 import dev.dedup.tck.chaos.ChaosBoard;
 import dev.dedup.tck.chaos.ConsumerProcess;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import software.amazon.awssdk.core.client.config.ClientOverrideConfiguration;
@@ -76,21 +74,8 @@ public final class ChaosConsumerMain {
     }
 
     public static void main(String[] args) {
-        ChaosBoard board = ChaosBoard.open(Path.of(args[0]), Slot.COUNT);
-        board.set(ChaosBoard.PHASE, STARTING);
-        Map<String, String> settings = new HashMap<>();
-        for (int i = 1; i < args.length; i++) {
-            String[] pair = args[i].split("=", 2);
-            settings.put(pair[0], pair[1]);
-        }
-        try {
-            new ChaosConsumerMain(board, settings).run();
-        } catch (Throwable e) {
-            board.add(Slot.ERRORS.ordinal(), 1);
-            ConsumerProcess.printError(e);
-            Runtime.getRuntime().halt(1);
-        }
-        Runtime.getRuntime().halt(0);
+        ConsumerProcess.runMain(args, Slot.COUNT, Slot.ERRORS.ordinal(), STARTING,
+                (board, settings) -> new ChaosConsumerMain(board, settings).run());
     }
 
     private void run() throws Exception {

@@ -84,31 +84,30 @@ class ChaosOnElasticMqTest {
     @DisplayName("SqsMessageProcessor on PostgreSQL under SIGKILLs: 0 lost, doubled <= deaths between effect and completion")
     void processorUnderKills() throws Exception {
         Run run = run("PROCESSOR", 3);
-        assertThat(run.drained()).as("the queue empty within the run's limit").isTrue();
-        assertThat(run.lost()).isZero();
+        assertNothingLost(run);
         assertThat(run.doubled()).isLessThanOrEqualTo(run.betweenEffectAndCompletion());
-        assertThat(run.deadLettered()).isZero();
-        assertThat(run.kills()).isPositive();
     }
 
     @Test
     @DisplayName("the PostgreSQL transactional inbox under SIGKILLs: 0 lost, 0 doubled")
     void inboxUnderKills() throws Exception {
         Run run = run("INBOX", 5);
-        assertThat(run.drained()).isTrue();
-        assertThat(run.lost()).isZero();
+        assertNothingLost(run);
         assertThat(run.doubled()).isZero();
-        assertThat(run.deadLettered()).isZero();
-        assertThat(run.kills()).isPositive();
     }
 
     @Test
     @DisplayName("the control, a naive consumer under the same kills: 0 lost, but it doubles")
     void naiveConsumerDoubles() throws Exception {
         Run run = run("NAIVE", 7);
-        assertThat(run.drained()).isTrue();
-        assertThat(run.lost()).isZero();
+        assertNothingLost(run);
         assertThat(run.doubled()).as("at least every message sent twice").isGreaterThanOrEqualTo(MESSAGES / 10);
+    }
+
+    private static void assertNothingLost(Run run) {
+        assertThat(run.drained()).as("the queue empty within the run's limit").isTrue();
+        assertThat(run.lost()).isZero();
+        assertThat(run.deadLettered()).isZero();
         assertThat(run.kills()).isPositive();
     }
 

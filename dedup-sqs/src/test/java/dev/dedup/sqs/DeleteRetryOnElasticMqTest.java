@@ -80,62 +80,60 @@ class DeleteRetryOnElasticMqTest {
         }
     }
 
-    @Test
-    @DisplayName("a DeleteMessageBatch that fails is sent again with the next poll; the message does not come back")
-    void failedDeleteIsRetriedWithTheNextPoll() throws Exception {
+    /** What a run of {@link #withFault} saw. */
+    record Seen(List<MessageOutcome<String>> first, int pendingAfterTheFault, int pendingAtTheEnd,
+            List<MessageOutcome<String>> later, List<String> ran, int onQueue) {}
+
+    /**
+     * Sends {@code messages}, injects the fault, polls until all ran, then once more, waits past the visibility
+     * timeout (an undeleted message would be visible again) and polls again.
+     */
+    private Seen withFault(int messages, Runnable inject) throws Exception {
         try (SqsFixture fixture = SqsFixture.standard(5,
                 ClientOverrideConfiguration.builder().addExecutionInterceptor(faults).build());
                 InMemoryDedupStore store = new InMemoryDedupStore();
                 SqsMessageProcessor<String> processor = SqsMessageProcessor.builder(fixture.sqs, fixture.queue,
                         store, ResultCodec.utf8()).visibilityTimeout(Duration.ofSeconds(1)).build()) {
-            fixture.send("a", "one");
-            fixture.send("b", "two");
-            faults.failRequests.set(1);
+            for (int i = 0; i < messages; i++) {
+                fixture.send("k" + i, "body" + i);
+            }
+            inject.run();
             List<String> ran = new ArrayList<>();
 
             List<MessageOutcome<String>> first = firstBatch(processor, ran);
-            int pendingAfterTheFailure = processor.pendingDeletes();
-            runAll(processor, ran, 2);
+            int pendingAfterTheFault = processor.pendingDeletes();
+            runAll(processor, ran, messages);
             processor.poll(Duration.ZERO, message -> "unexpected");
-            Thread.sleep(1500);     // past the visibility timeout: an undeleted message would be visible again
+            Thread.sleep(1500);
             List<MessageOutcome<String>> later = processor.poll(Duration.ofSeconds(1), message -> "unexpected");
-
-            assertThat(first).extracting(MessageOutcome::disposition).containsOnly(Disposition.DONE);
-            assertThat(pendingAfterTheFailure).as("deletes kept after the failed request").isEqualTo(first.size());
-            assertThat(processor.pendingDeletes()).isZero();
-            assertThat(later).as("received again after the retried delete").isEmpty();
-            assertThat(ran).containsExactlyInAnyOrder("one", "two");
-            assertThat(fixture.onQueue()).isZero();
+            return new Seen(first, pendingAfterTheFault, processor.pendingDeletes(), later, ran, fixture.onQueue());
         }
+    }
+
+    @Test
+    @DisplayName("a DeleteMessageBatch that fails is sent again with the next poll; the message does not come back")
+    void failedDeleteIsRetriedWithTheNextPoll() throws Exception {
+        Seen seen = withFault(2, () -> faults.failRequests.set(1));
+
+        assertThat(seen.first()).extracting(MessageOutcome::disposition).containsOnly(Disposition.DONE);
+        assertThat(seen.pendingAfterTheFault()).as("deletes kept after the failed request")
+                .isEqualTo(seen.first().size());
+        assertThat(seen.pendingAtTheEnd()).isZero();
+        assertThat(seen.later()).as("received again after the retried delete").isEmpty();
+        assertThat(seen.ran()).containsExactlyInAnyOrder("body0", "body1");
+        assertThat(seen.onQueue()).isZero();
     }
 
     @Test
     @DisplayName("one entry of a DeleteMessageBatch that fails is sent again alone; the others are not")
     void partialDeleteFailureIsRetried() throws Exception {
-        try (SqsFixture fixture = SqsFixture.standard(5,
-                ClientOverrideConfiguration.builder().addExecutionInterceptor(faults).build());
-                InMemoryDedupStore store = new InMemoryDedupStore();
-                SqsMessageProcessor<String> processor = SqsMessageProcessor.builder(fixture.sqs, fixture.queue,
-                        store, ResultCodec.utf8()).visibilityTimeout(Duration.ofSeconds(1)).build()) {
-            for (int i = 0; i < 3; i++) {
-                fixture.send("k" + i, "body" + i);
-            }
-            faults.garbleEntries.set(1);
-            List<String> ran = new ArrayList<>();
+        Seen seen = withFault(3, () -> faults.garbleEntries.set(1));
 
-            List<MessageOutcome<String>> first = firstBatch(processor, ran);
-            int pendingAfterTheFailure = processor.pendingDeletes();
-            runAll(processor, ran, 3);
-            processor.poll(Duration.ZERO, message -> "unexpected");
-            Thread.sleep(1500);
-            List<MessageOutcome<String>> later = processor.poll(Duration.ofSeconds(1), message -> "unexpected");
-
-            assertThat(first).isNotEmpty();
-            assertThat(pendingAfterTheFailure).as("the garbled entry's delete, kept").isEqualTo(1);
-            assertThat(processor.pendingDeletes()).isZero();
-            assertThat(later).isEmpty();
-            assertThat(ran).hasSize(3);
-            assertThat(fixture.onQueue()).isZero();
-        }
+        assertThat(seen.first()).isNotEmpty();
+        assertThat(seen.pendingAfterTheFault()).as("the garbled entry's delete, kept").isEqualTo(1);
+        assertThat(seen.pendingAtTheEnd()).isZero();
+        assertThat(seen.later()).isEmpty();
+        assertThat(seen.ran()).hasSize(3);
+        assertThat(seen.onQueue()).isZero();
     }
 }

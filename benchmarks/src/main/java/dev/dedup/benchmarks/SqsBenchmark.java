@@ -44,7 +44,9 @@ import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequestEntry;
  *
  * <p>The {@code loop} parameter picks the loop: {@code no-dedup} (receive, handler, delete: the reference), or
  * {@code processor-<store>} ({@link SqsMessageProcessor#poll}: the same receive, one {@code claimAll}, the handler
- * and a {@code complete} per message, the delete; its visibility heartbeat never fires, the batches are short).
+ * and a {@code complete} per message, the delete; its visibility heartbeat never fires, the batches are short), or
+ * {@code batch-<store>} (the same with {@code settleInBatches()}: one {@code claimAll} and one {@code settleAll} per
+ * batch).
  * Keys are the messages' ids, fresh in every operation; every outcome is checked. Run it on its own, after
  * {@code mvn -pl benchmarks -am package -DskipTests}:
  *
@@ -60,7 +62,7 @@ public class SqsBenchmark {
     static final int PORT = 19325;
     private static final int BATCH = 10;
 
-    @Param({"no-dedup", "processor-memory", "processor-postgres", "processor-redis"})
+    @Param({"no-dedup", "processor-memory", "processor-redis", "batch-redis", "processor-postgres", "batch-postgres"})
     public String loop;
 
     private SQSRestServer server;
@@ -99,11 +101,17 @@ public class SqsBenchmark {
                 "{\"deadLetterTargetArn\":\"" + dlqArn + "\",\"maxReceiveCount\":\"5\"}"))).queueUrl();
         String description = "no store";
         if (!loop.equals("no-dedup")) {
-            fixture = BenchStore.named(loop.substring("processor-".length())).open(0);
+            boolean batch = loop.startsWith("batch-");
+            fixture = BenchStore.named(loop.substring(loop.indexOf('-') + 1)).open(0);
             namespace = Trials.newNamespace();
             store = fixture.openStore(namespace);
             description = fixture.description();
-            processor = SqsMessageProcessor.builder(sqs, queue, store, ResultCodec.none()).build();
+            SqsMessageProcessor.Builder<Void> builder = SqsMessageProcessor.builder(sqs, queue, store,
+                    ResultCodec.none());
+            if (batch) {
+                builder.settleInBatches();
+            }
+            processor = builder.build();
         }
         System.out.println("\n[bench] sqs loop " + loop + ": ElasticMQ in this JVM on port " + PORT + "; store: "
                 + description);

@@ -5,7 +5,9 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -56,6 +58,49 @@ public final class ConsumerProcess {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot start the consumer process " + name, e);
         }
+    }
+
+    /** The work of a consumer's {@code main}, given its board and its {@code key=value} arguments. */
+    @FunctionalInterface
+    public interface Body {
+        /**
+         * Runs the consumer until the driver kills it.
+         *
+         * @param board the consumer's board
+         * @param settings the arguments after the board's file, by key
+         * @throws Exception when the consumer cannot go on: counted and printed as an error
+         */
+        void run(ChaosBoard board, Map<String, String> settings) throws Exception;
+    }
+
+    /**
+     * A consumer's {@code main}, as {@link #start} calls it: opens the board (its file is the first argument) with
+     * the phase set to {@code startingPhase}, reads the further {@code key=value} arguments, and runs {@code body}.
+     * An exception or error that escapes it is counted in {@code errorSlot} and printed with {@link #printError};
+     * the JVM then halts with 1, without shutdown hooks (0 when {@code body} returns).
+     *
+     * @param args the main method's arguments
+     * @param boardSize the number of slots on the board
+     * @param errorSlot the counter of fatal errors
+     * @param startingPhase the phase until the consumer has connected
+     * @param body the consumer's work
+     */
+    public static void runMain(String[] args, int boardSize, int errorSlot, long startingPhase, Body body) {
+        ChaosBoard board = ChaosBoard.open(Path.of(args[0]), boardSize);
+        board.set(ChaosBoard.PHASE, startingPhase);
+        Map<String, String> settings = new HashMap<>();
+        for (int i = 1; i < args.length; i++) {
+            String[] pair = args[i].split("=", 2);
+            settings.put(pair[0], pair[1]);
+        }
+        try {
+            body.run(board, settings);
+        } catch (Throwable e) {
+            board.add(errorSlot, 1);
+            printError(e);
+            Runtime.getRuntime().halt(1);
+        }
+        Runtime.getRuntime().halt(0);
     }
 
     /** {@return the consumer's name} */

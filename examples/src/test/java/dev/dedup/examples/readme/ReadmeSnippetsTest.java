@@ -25,7 +25,7 @@ class ReadmeSnippetsTest {
     private static final Path ROOT = Path.of("..");
     /** The pages whose code blocks users copy as they are; the store pages show builder calls in context. */
     static final List<String> PAGES = List.of("README.md", "docs/consumer.md", "docs/spi.md",
-            "docs/micrometer.md", "docs/rabbitmq.md", "docs/spring-boot.md", "docs/outbox.md");
+            "docs/micrometer.md", "docs/rabbitmq.md", "docs/spring-boot.md", "docs/outbox.md", "docs/sqs.md");
     private static final Pattern FENCE = Pattern.compile("(?ms)^```(java|xml)\\n(.*?)^```$");
     private static final Pattern REGION = Pattern.compile(
             "(?ms)^[ \\t]*(?://|<!--) readme:([\\w-]+)(?: -->)?\\n(.*?)^[ \\t]*(?://|<!--) end(?: -->)?$");

@@ -2,9 +2,11 @@ package dev.dedup.spring.boot;
 
 import dev.dedup.MessageHandler;
 import dev.dedup.ProcessingOutcome;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -45,6 +47,19 @@ final class AsyncIdempotentCalls {
 
     private static CompletableFuture<Object> run(MethodInvocation call, IdempotentMethod method,
             MessageHandler<MethodInvocation, CompletionStage<?>> work, Results results) {
+        return attempt(call, method, work, method.inProgressWait())
+                .thenCompose(outcome -> {
+                    try {
+                        return CompletableFuture.completedFuture(results.of(outcome));
+                    } catch (Throwable failure) {
+                        return CompletableFuture.failedFuture(failure);
+                    }
+                });
+    }
+
+    /** One claim and, if won, the method; with an in-progress wait, claimed again after each pause (on a timer). */
+    private static CompletableFuture<ProcessingOutcome<Object>> attempt(MethodInvocation call, IdempotentMethod method,
+            MessageHandler<MethodInvocation, CompletionStage<?>> work, InProgressWait waitForHolder) {
         ExecutorService threads = Threads.POOL;
         return CompletableFuture.supplyAsync(() -> method.consumer.processDeferred(call, c -> {
                     CompletionStage<?> stage = Objects.requireNonNull(work.handle(c),
@@ -55,11 +70,14 @@ final class AsyncIdempotentCalls {
                 }), threads)
                 .thenCompose(outcome -> outcome)
                 .thenCompose(outcome -> {
-                    try {
-                        return CompletableFuture.completedFuture(results.of(outcome));
-                    } catch (Throwable failure) {
-                        return CompletableFuture.failedFuture(failure);
+                    Duration pause = outcome instanceof ProcessingOutcome.InProgressElsewhere
+                            ? waitForHolder.nextPause() : null;
+                    if (pause == null) {
+                        return CompletableFuture.completedFuture(outcome);
                     }
+                    Executor later = CompletableFuture.delayedExecutor(pause.toNanos(), TimeUnit.NANOSECONDS, threads);
+                    return CompletableFuture.supplyAsync(() -> waitForHolder, later)
+                            .thenCompose(sameWait -> attempt(call, method, work, sameWait));
                 });
     }
 

@@ -247,7 +247,6 @@ public class DedupProperties {
     /** The HTTP {@code Idempotency-Key} filter's settings. */
     public static class Http {
         /** The longest {@code dedup.http.in-progress-wait}: a servlet thread waits meanwhile. */
-        static final Duration MAX_IN_PROGRESS_WAIT = Duration.ofSeconds(60);
         private boolean enabled = true;
         private List<String> paths = new ArrayList<>();
         private List<String> methods = new ArrayList<>(List.of("POST", "PATCH"));
@@ -513,9 +512,9 @@ public class DedupProperties {
          */
         public void setInProgressWait(Duration inProgressWait) {
             if (inProgressWait == null || inProgressWait.isNegative()
-                    || inProgressWait.compareTo(MAX_IN_PROGRESS_WAIT) > 0) {
+                    || inProgressWait.compareTo(InProgressWait.LONGEST) > 0) {
                 throw new IllegalArgumentException("dedup.http.in-progress-wait must be from 0 to "
-                        + MAX_IN_PROGRESS_WAIT.toSeconds() + "s, but was " + inProgressWait);
+                        + InProgressWait.LONGEST.toSeconds() + "s, but was " + inProgressWait);
             }
             this.inProgressWait = inProgressWait;
         }

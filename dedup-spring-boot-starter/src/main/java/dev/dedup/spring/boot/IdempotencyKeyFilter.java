@@ -31,7 +31,6 @@ import java.util.Objects;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.web.filter.OncePerRequestFilter;
@@ -155,7 +154,7 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
                 clientKey), buffered, response, chain,
                 fingerprint);
         IdempotentConsumer<Exchange, StoredResponse> requests = consumers.get(retentions.of(pathOf(request)));
-        Deadline waitForRunning = new Deadline(settings.getInProgressWait());
+        InProgressWait waitForRunning = new InProgressWait(settings.getInProgressWait());
         while (true) {
             exchange.outcome = requests.processDeferred(exchange, this::run).toCompletableFuture();
             if (!exchange.outcome.isDone()) {
@@ -163,7 +162,7 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
             }
             ProcessingOutcome<StoredResponse> outcome = exchange.outcome.join();
             if (!(outcome instanceof ProcessingOutcome.InProgressElsewhere<StoredResponse>)
-                    || !waitForRunning.pause()) {
+                    || !waitForRunning.sleep()) {
                 answer(outcome, exchange);
                 return;
             }
@@ -190,37 +189,6 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
         response.setContentType("application/problem+json");
         response.setContentLength(body.length);
         response.getOutputStream().write(body);
-    }
-
-    /**
-     * How long a duplicate of a running request may still wait for it ({@code dedup.http.in-progress-wait}), in
-     * growing pauses: a few short ones for quick handlers, then at most every half second.
-     */
-    private static final class Deadline {
-        private static final long FIRST_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
-        private static final long LONGEST_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
-        private final long end;
-        private long pause = FIRST_PAUSE_NANOS;
-
-        private Deadline(Duration wait) {
-            this.end = System.nanoTime() + wait.toNanos();
-        }
-
-        /** Pauses before the next try; false when the wait is over (or the thread was interrupted). */
-        private boolean pause() {
-            long left = end - System.nanoTime();
-            if (left <= 0) {
-                return false;
-            }
-            try {
-                TimeUnit.NANOSECONDS.sleep(Math.min(pause, left));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return false;
-            }
-            pause = Math.min(pause * 2, LONGEST_PAUSE_NANOS);
-            return true;
-        }
     }
 
     private void refuseAnonymous(HttpServletRequest request, HttpServletResponse response) throws IOException {

@@ -82,6 +82,17 @@ public @interface Idempotent {
     String lease() default "";
 
     /**
+     * How long a call whose key another call holds waits for that call to end, as {@code 2s} or ISO-8601, at most
+     * 60 s (default: no wait). It then gets that call's stored result (or runs, if that call failed and freed the
+     * key); after the wait it throws {@link IdempotentCallInProgressException} as without one. The wait blocks the
+     * calling thread, in growing pauses, except on a {@code Mono} or {@code CompletionStage} method, whose wait is
+     * on a timer. Not inside a transaction: a call there is answered at once, as its claim is.
+     *
+     * @return the wait, or empty for none
+     */
+    String inProgressWait() default "";
+
+    /**
      * How long a completed key and its result are kept, as {@code 24h}, {@code 7d} or ISO-8601 (default:
      * {@code dedup.retention}).
      *

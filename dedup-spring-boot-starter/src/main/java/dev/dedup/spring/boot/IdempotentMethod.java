@@ -39,6 +39,7 @@ final class IdempotentMethod {
     private final boolean joinsCallersTransaction;
     private final AsyncReturn async;
     private final boolean required;
+    private final Duration inProgressWait;
     /** {@link Idempotent#inTransaction()}: the claim and the completion go through the transaction's connection. */
     final boolean inTransaction;
     final IdempotentConsumer<MethodInvocation, Object> consumer;
@@ -51,6 +52,11 @@ final class IdempotentMethod {
         this.json = json;
         this.async = AsyncReturn.of(method);
         this.required = annotation.required();
+        this.inProgressWait = duration("inProgressWait", annotation.inProgressWait(), Duration.ZERO);
+        if (inProgressWait.isNegative() || inProgressWait.compareTo(InProgressWait.LONGEST) > 0) {
+            throw new DedupConfigurationException("@Idempotent inProgressWait '" + annotation.inProgressWait()
+                    + "' of " + describe() + " is out of range: 0 to " + InProgressWait.LONGEST.toSeconds() + "s");
+        }
         if (inTransaction && async != AsyncReturn.NONE) {
             throw new DedupConfigurationException("@Idempotent(inTransaction = true) " + describe() + " returns "
                     + method.getReturnType().getSimpleName() + ": a thread-bound transaction ends before its value"
@@ -103,6 +109,11 @@ final class IdempotentMethod {
     /** {@return the annotated method} */
     Method method() {
         return method;
+    }
+
+    /** {@return a fresh wait for a call whose key another call holds ({@link Idempotent#inProgressWait()})} */
+    InProgressWait inProgressWait() {
+        return new InProgressWait(inProgressWait);
     }
 
     /** {@return whether a call must have a key ({@link Idempotent#required()})} */

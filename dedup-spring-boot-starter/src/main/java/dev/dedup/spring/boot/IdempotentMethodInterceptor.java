@@ -93,6 +93,12 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
             outcome = settled.join();
         } else {
             outcome = method.consumer.process(call, IdempotentMethodInterceptor::proceed);
+            InProgressWait waitForHolder = method.inProgressWait();
+            while (outcome instanceof ProcessingOutcome.InProgressElsewhere && waitForHolder.sleep()) {
+                // Another call holds the key: claim again, to replay its result once it has ended (or to run, if
+                // it failed and freed the key). The method has not run, so the invocation can still proceed.
+                outcome = method.consumer.process(call, IdempotentMethodInterceptor::proceed);
+            }
         }
         IdempotentCalls.record(outcome instanceof ProcessingOutcome.AlreadyProcessed);
         return resultOf(method, outcome);

@@ -59,8 +59,6 @@ import reactor.core.scheduler.Schedulers;
  */
 public class ReactiveIdempotencyKeyFilter implements WebFilter, Ordered {
     private static final Logger log = LoggerFactory.getLogger(ReactiveIdempotencyKeyFilter.class);
-    private static final Duration FIRST_PAUSE = Duration.ofMillis(20);
-    private static final Duration LONGEST_PAUSE = Duration.ofMillis(500);
 
     private final AsyncDedupStore store;
     private final DedupProperties.Http settings;
@@ -139,7 +137,7 @@ public class ReactiveIdempotencyKeyFilter implements WebFilter, Ordered {
                 .map(ReactiveIdempotencyKeyFilter::bytesOf)
                 .defaultIfEmpty(new byte[0])
                 .flatMap(body -> claim(new Call(exchange, chain, key, body,
-                        new Pauses(settings.getInProgressWait()))))
+                        new InProgressWait(settings.getInProgressWait()))))
                 .onErrorResume(DataBufferLimitException.class, tooLarge -> problem(exchange,
                         Problem.BODY_TOO_LARGE, "Request body too large", "a request with an " + keys.keyHeader()
                                 + " may carry at most " + settings.getMaxBodySize().toBytes() + " bytes"));
@@ -166,7 +164,7 @@ public class ReactiveIdempotencyKeyFilter implements WebFilter, Ordered {
             return reused(call.exchange);
         }
         if (duplicate.state() == RecordState.IN_PROGRESS) {
-            Duration pause = call.pauses.next();
+            Duration pause = call.pauses.nextPause();
             if (pause != null) {
                 return Mono.delay(pause).then(Mono.defer(() -> claim(call)));
             }
@@ -284,32 +282,11 @@ public class ReactiveIdempotencyKeyFilter implements WebFilter, Ordered {
 
     /** One protected request on its way through the filter. */
     private record Call(ServerWebExchange exchange, WebFilterChain chain, String key, byte[] body,
-            Pauses pauses, byte[] fingerprint) {
-        Call(ServerWebExchange exchange, WebFilterChain chain, String key, byte[] body, Pauses pauses) {
+            InProgressWait pauses, byte[] fingerprint) {
+        Call(ServerWebExchange exchange, WebFilterChain chain, String key, byte[] body, InProgressWait pauses) {
             this(exchange, chain, key, body, pauses, RequestFingerprint.of(exchange.getRequest().getMethod().name(),
                     exchange.getRequest().getPath().pathWithinApplication().value(),
                     exchange.getRequest().getURI().getRawQuery(), body));
-        }
-    }
-
-    /** The pauses of {@code dedup.http.in-progress-wait}: growing, until the wait is spent. */
-    private static final class Pauses {
-        private final long end;
-        private Duration pause = FIRST_PAUSE;
-
-        private Pauses(Duration wait) {
-            this.end = System.nanoTime() + wait.toNanos();
-        }
-
-        /** {@return the next pause, or null when the wait is over} */
-        private Duration next() {
-            long left = end - System.nanoTime();
-            if (left <= 0) {
-                return null;
-            }
-            Duration next = pause.compareTo(Duration.ofNanos(left)) < 0 ? pause : Duration.ofNanos(left);
-            pause = pause.multipliedBy(2).compareTo(LONGEST_PAUSE) < 0 ? pause.multipliedBy(2) : LONGEST_PAUSE;
-            return next;
         }
     }
 

@@ -83,6 +83,13 @@ public class Billing {
         return new Receipt(id, 0, run);
     }
 
+    /** {@link #slowCharge}'s keys, but a call whose key is held waits up to 1 s for it. */
+    @Idempotent(key = "#id", scope = "dev.dedup.spring.boot.Billing.slowCharge(String,long)", lease = "2s",
+            inProgressWait = "1s")
+    public Receipt waitingCharge(String id) {
+        return new Receipt(id, 0, run(id));
+    }
+
     @Idempotent(key = "#p0")
     public List<Receipt> split(String id, int parts) {
         int run = run(id);

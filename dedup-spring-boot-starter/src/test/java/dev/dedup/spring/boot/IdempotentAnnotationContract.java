@@ -223,4 +223,30 @@ abstract class IdempotentAnnotationContract {
                 .counter();
         return counter == null ? 0 : counter.count();
     }
+
+    @Test
+    void withAnInProgressWaitACallWaitsForTheHolderAndGetsItsResult() throws Exception {
+        String id = id();
+        CompletableFuture<Receipt> first = Billing.startSlowCharge(billing, id, 400);
+
+        Receipt waited = billing.waitingCharge(id);
+
+        assertThat(waited).isEqualTo(first.get(10, TimeUnit.SECONDS));
+        assertThat(IdempotentCalls.lastCallReplayed()).isTrue();
+        assertThat(billing.runs(id)).isEqualTo(1);
+    }
+
+    @Test
+    void aCallThatOutwaitsItsInProgressWaitIsToldToRetry() throws Exception {
+        String id = id();
+        CompletableFuture<Receipt> first = Billing.startSlowCharge(billing, id, 2500);
+        long start = System.nanoTime();
+
+        assertThatThrownBy(() -> billing.waitingCharge(id)).isInstanceOf(IdempotentCallInProgressException.class);
+        long waitedMillis = (System.nanoTime() - start) / 1_000_000;
+
+        assertThat(waitedMillis).as("waited about its 1 s before giving up").isBetween(900L, 2400L);
+        first.get(10, TimeUnit.SECONDS);
+        assertThat(billing.runs(id)).isEqualTo(1);
+    }
 }

@@ -121,6 +121,18 @@ abstract class ReactiveIdempotentContract {
     }
 
     @Test
+    void withAnInProgressWaitAMonoCallWaitsForTheHolderOnATimerAndReplaysItsValue() throws Exception {
+        String id = Servers.unique("waited");
+        CompletableFuture<Wallet.Receipt> first = wallet.credit(id, 100, 1000).toFuture();
+        Thread.sleep(300);   // its claim is made at once; its value comes after 1 s
+
+        Wallet.Receipt waited = wallet.creditAfterWaiting(id).block(Duration.ofSeconds(10));
+
+        assertThat(waited).isEqualTo(first.get());
+        assertThat(wallet.runs(id)).isEqualTo(1);
+    }
+
+    @Test
     void anEmptyMonoIsReplayedEmpty() {
         String id = Servers.unique("close");
 

@@ -42,6 +42,12 @@ public class Wallet {
     }
     // end
 
+    /** {@link #credit}'s keys; a call whose key is held waits up to 3 s, on a timer. */
+    @Idempotent(key = "#id", scope = "dev.dedup.spring.boot.Wallet.credit(String,long,long)", inProgressWait = "3s")
+    public Mono<Receipt> creditAfterWaiting(String id) {
+        return Mono.fromSupplier(() -> new Receipt(id, 100, run(id)));
+    }
+
     @Idempotent(key = "#id")
     public CompletionStage<Receipt> debit(String id, long cents) {
         return CompletableFuture.supplyAsync(() -> new Receipt(id, -cents, run(id)),

@@ -2,10 +2,14 @@ package com.example.payments;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.dedup.Claim;
+import dev.dedup.DedupKeys;
+import dev.dedup.DedupStore;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -14,7 +18,10 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
-/** The example's endpoint over real HTTP: a retry with the same Idempotency-Key is replayed, not charged again. */
+/**
+ * The example's endpoint over real HTTP: a retry with the same Idempotency-Key is replayed, not charged again; no key
+ * is 400, another payment under a used key 422, a key still held elsewhere 409; the actuator endpoint shows a key.
+ */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 class PaymentsOnPostgresTest {
     private static final String PAYMENT = "{\"card\":\"4242\",\"cents\":1500}";
@@ -33,6 +40,9 @@ class PaymentsOnPostgresTest {
 
     @Autowired
     PaymentsController payments;
+
+    @Autowired
+    DedupStore store;
 
     private final HttpClient client = HttpClient.newHttpClient();
 
@@ -59,6 +69,26 @@ class PaymentsOnPostgresTest {
         assertThat(pay(null, PAYMENT).statusCode()).isEqualTo(400);
         assertThat(pay(key, PAYMENT).statusCode()).isEqualTo(201);
         assertThat(pay(key, "{\"card\":\"4242\",\"cents\":9900}").statusCode()).isEqualTo(422);
+    }
+
+    @Test
+    void aKeyWhoseRequestStillRunsElsewhereIs409WithRetryAfter() throws Exception {
+        String key = UUID.randomUUID().toString();
+        // Another instance of the service is still running a request with this key: it holds the key's claim.
+        Claim elsewhere = (Claim) store.claim(DedupKeys.of("http", "anonymous", "any-tenant", key),
+                Duration.ofSeconds(30));
+        long before = payments.charges();
+        try {
+            HttpResponse<String> retry = pay(key, PAYMENT);
+
+            assertThat(retry.statusCode()).isEqualTo(409);
+            assertThat(retry.headers().firstValue("Retry-After")).isPresent();
+            assertThat(retry.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+            assertThat(payments.charges()).isEqualTo(before);
+        } finally {
+            store.release(elsewhere);
+        }
+        assertThat(pay(key, PAYMENT).statusCode()).isEqualTo(201);   // once it gave the key up, the retry runs
     }
 
     @Test
